@@ -1,0 +1,139 @@
+"""The `harness` command line. Every user-facing error is one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from harness.errors import HarnessError
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+STORAGE_HELP = "Optuna storage: a journal file path (default .harness/optuna.journal) or an RDB URL"
+TRACKING_HELP = "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db)"
+DATA_HELP = "data root (default: HARNESS_DATA_DIR, else ../shared/data)"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Run, track and report contrastive sentence-embedding experiments."""
+
+
+@cli.command("run-study")
+@click.argument("study")
+@click.option("--profile", help="profile from the study YAML (default: the YAML's default_profile)")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
+@click.option("--storage", help=STORAGE_HELP)
+@click.option("--tracking-uri", help=TRACKING_HELP)
+@click.option("--data-dir", help=DATA_HELP)
+@click.option("--fresh", is_flag=True, help="delete the Optuna study first and start over")
+@click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
+@click.option("--no-progress", is_flag=True, help="no progress bars")
+def run_study_cmd(study: str, profile: str | None, workers: int, storage: str | None, tracking_uri: str | None,
+                  data_dir: str | None, fresh: bool, retry_failed: bool, no_progress: bool) -> None:
+    """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
+    from harness.config import load_study
+    from harness.runner import run_study
+    from harness.study import best_value, done_count
+
+    resolved = load_study(study, profile)
+    opt = run_study(resolved, storage, tracking_uri, data_dir, workers, fresh, retry_failed, not no_progress)
+    click.echo(f"study {resolved.optuna_name}: {done_count(opt)} trial(s) complete, "
+               f"best STS-B dev Spearman {best_value(opt):.2f}")
+    if done_count(opt):
+        click.echo(f"best parameters: {opt.best_params}")
+
+
+@cli.command("worker")
+@click.argument("study")
+@click.option("--profile")
+@click.option("--storage", help=STORAGE_HELP)
+@click.option("--tracking-uri", help=TRACKING_HELP)
+@click.option("--data-dir", help=DATA_HELP)
+@click.option("--position", default=0, hidden=True, type=int)
+@click.option("--no-progress", is_flag=True)
+def worker_cmd(study: str, profile: str | None, storage: str | None, tracking_uri: str | None,
+               data_dir: str | None, position: int, no_progress: bool) -> None:
+    """Join a running study as one more worker (same machine or another one sharing the storage)."""
+    from harness.config import load_study
+    from harness.runner import run_worker
+
+    run_worker(load_study(study, profile), storage, tracking_uri, data_dir, not no_progress, position)
+
+
+@cli.command("report")
+@click.argument("study")
+@click.option("--tracking-uri", help=TRACKING_HELP)
+@click.option("--out", default="reports/build", show_default=True, help="output root")
+@click.option("--profile", help="which profile's runs (default: the latest study run)")
+@click.option("--no-pdf", is_flag=True, help="skip pdflatex")
+def report_cmd(study: str, tracking_uri: str | None, out: str, profile: str | None, no_pdf: bool) -> None:
+    """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow."""
+    from harness.report.build import build_report
+
+    folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
+    click.echo(f"report written to {folder}")
+    for path in sorted(folder.iterdir()):
+        click.echo(f"  {path.name}")
+
+
+@cli.command("ui")
+@click.option("--tracking-uri", help=TRACKING_HELP)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
+    """Start the MLflow UI on the harness's tracking store."""
+    from harness.tracking import default_artifact_root, resolve_tracking_uri
+
+    uri = resolve_tracking_uri(tracking_uri)
+    if not (uri.startswith("sqlite:") or uri.startswith("postgresql") or uri.startswith("mysql")):
+        raise HarnessError(f"{uri} is already a server; open it in a browser instead")
+    click.echo(f"MLflow UI for {uri}: http://{host}:{port}  (Ctrl-C to stop)")
+    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
+           "--default-artifact-root", default_artifact_root().as_uri()]
+    os.execv(sys.executable, cmd)
+
+
+@cli.command("methods")
+def methods_cmd() -> None:
+    """List the registered methods and their parameters."""
+    from harness.registry import get_method, method_names
+
+    for name in method_names():
+        cls = get_method(name)
+        fields = ", ".join(f"{f.alias or k}={f.default!r}" for k, f in cls.Params.model_fields.items())
+        summary = (cls.__module__ and sys.modules[cls.__module__].__doc__ or "").strip().splitlines()[0]
+        click.echo(f"{name:10s} {summary}\n{'':10s} params: {fields or '-'}")
+
+
+@cli.command("studies")
+def studies_cmd() -> None:
+    """List the studies in studies/ with their profiles."""
+    from harness.config import STUDIES_DIR, load_study
+
+    for path in sorted(STUDIES_DIR.glob("*.yaml")):
+        import yaml
+
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for profile in raw.get("profiles", {}):
+            study = load_study(str(path), profile)
+            click.echo(f"{study.name:24s} {profile:8s} {study.sampler:5s} {study.n_trials:4d} trials")
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except HarnessError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("interrupted: re-run the same command to resume", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)

@@ -1,0 +1,1 @@
+"""Data readers: SentEval-layout STS / SICK / SNLI files, and NLI from the hub."""

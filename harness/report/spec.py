@@ -1,0 +1,71 @@
+"""Report specs: `reports/<study>.yaml` says which tables and figures a study's report holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.errors import HarnessError
+
+REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
+
+
+class GridTable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["grid"]
+    rows: str
+    columns: str
+    metric: str
+    caption: str = ""
+
+
+class RunsTable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["runs"]
+    label: str = Field(description="row label template over params, e.g. '{method}-lambda{lambda}'")
+    columns: dict[str, str] = Field(description="column header -> MLflow metric")
+    caption: str = ""
+
+
+class Heatmap(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["heatmap"]
+    rows: str
+    columns: str
+    metric: str
+    title: str = ""
+
+
+class ReportSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    study: str
+    title: str
+    tables: list[GridTable | RunsTable] = Field(default_factory=list)
+    figures: list[Heatmap] = Field(default_factory=list)
+
+
+DEFAULT_COLUMNS = {
+    "STS12": "STS12.spearman", "STS13": "STS13.spearman", "STS14": "STS14.spearman",
+    "STS15": "STS15.spearman", "STS16": "STS16.spearman", "STS-B": "STSBenchmark.spearman",
+    "SICK-R": "SICKRelatedness.spearman", "Avg.": "STS.avg",
+}
+
+
+def load_spec(study: str) -> ReportSpec:
+    """The study's spec, or a default with the STS results table when none exists."""
+    path = REPORTS_DIR / f"{study}.yaml"
+    if not path.is_file():
+        table = RunsTable(name="sts_results", kind="runs", label="trial {trial}", columns=DEFAULT_COLUMNS,
+                          caption="Spearman correlation x 100 on the STS tasks.")
+        return ReportSpec(study=study, title=study, tables=[table])
+    try:
+        return ReportSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise HarnessError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None

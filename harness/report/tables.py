@@ -1,0 +1,60 @@
+"""LaTeX tables (booktabs, best in bold) from the trials frame, via pandas Styler."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.errors import HarnessError
+from harness.report.spec import GridTable, RunsTable
+
+LATEX_NAMES = {"lambda": r"$\lambda$", "tau": r"$\tau$"}
+
+
+def _require(frame: pd.DataFrame, columns: list[str], table: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise HarnessError(f"table {table}: the runs have no {', '.join(missing)}; fix reports/<study>.yaml")
+
+
+def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table: str) -> pd.DataFrame:
+    """metric pivoted to rows x columns (mean when a cell has several runs)."""
+    _require(frame, [rows, columns, metric], table)
+    grid = frame.pivot_table(index=rows, columns=columns, values=metric, aggfunc="mean")
+    return grid.sort_index().sort_index(axis=1)
+
+
+def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
+    grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name)
+    grid.index.name = f"{LATEX_NAMES.get(spec.rows, spec.rows)} \\textbackslash{{}} {LATEX_NAMES.get(spec.columns, spec.columns)}"
+    grid.columns.name = None
+    styler = grid.style.format("{:.2f}", na_rep="--").format_index("{:g}", axis=0).format_index("{:g}", axis=1)
+    styler = styler.highlight_max(axis=None, props="textbf:--rwrap;")
+    return styler.to_latex(hrules=True, caption=spec.caption or None, label=f"tab:{spec.name}",
+                           position_float="centering", column_format="l" + "r" * grid.shape[1])
+
+
+def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
+    """One row per run labelled by `spec.label`, one column per metric."""
+    _require(frame, list(spec.columns.values()), spec.name)
+    try:
+        labels = [spec.label.format(**row) for row in frame.to_dict("records")]
+    except KeyError as exc:
+        raise HarnessError(f"table {spec.name}: label uses {exc}, which is not a param of the runs") from None
+    table = pd.DataFrame({header: frame[metric].to_numpy() for header, metric in spec.columns.items()},
+                         index=pd.Index(labels, name="Model"))
+    return table
+
+
+def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
+    table = runs_frame(frame, spec)
+    table.index = [_escape(i) for i in table.index]
+    table.columns = [_escape(c) for c in table.columns]
+    styler = table.style.format("{:.2f}", na_rep="--").highlight_max(axis=0, props="textbf:--rwrap;")
+    return styler.to_latex(hrules=True, caption=spec.caption or None, label=f"tab:{spec.name}",
+                           position_float="centering", column_format="l" + "r" * table.shape[1])
+
+
+def _escape(text: str) -> str:
+    for char in "\\&%$#_{}":
+        text = text.replace(char, "\\" + char)
+    return text

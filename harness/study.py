@@ -1,0 +1,154 @@
+"""Everything Optuna: storage, sampler, the objective, resume, and worker processes.
+
+Storage: a journal file under `.harness/` by default (safe for several local processes), or any RDB
+URL given with --storage (PostgreSQL for several machines; heartbeats recover killed workers' trials).
+Resume: finished trials are never run again; trials that were interrupted (Ctrl-C, a killed process)
+are enqueued again with the same parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import optuna
+from optuna.storages import BaseStorage, JournalStorage, RDBStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import FrozenTrial, TrialState
+
+from harness.config import Range, ResolvedStudy
+from harness.errors import HarnessError
+from harness.tracking import harness_home
+
+INTERRUPTED = "interrupted"
+FINGERPRINT = "fingerprint"
+PARENT_RUN = "mlflow_parent_run_id"
+
+
+def default_storage() -> str:
+    return str(harness_home() / "optuna.journal")
+
+
+def open_storage(spec: str | None = None) -> BaseStorage:
+    """An RDB URL (sqlite://, postgresql+psycopg2://, mysql://) or a journal file path."""
+    spec = spec or default_storage()
+    if "://" in spec:
+        try:
+            return RDBStorage(spec, heartbeat_interval=60, grace_period=180)
+        except Exception as exc:
+            raise HarnessError(f"cannot open Optuna storage {spec}: {str(exc).splitlines()[0]}") from None
+    from pathlib import Path
+
+    Path(spec).parent.mkdir(parents=True, exist_ok=True)
+    return JournalStorage(JournalFileBackend(spec))
+
+
+def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler:
+    if study.sampler == "grid":
+        return optuna.samplers.GridSampler(study.grid(), seed=seed)
+    return optuna.samplers.TPESampler(seed=seed)
+
+
+def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool) -> optuna.Study:
+    """Create (coordinator) or load (worker) the Optuna study; refuse to resume a changed YAML."""
+    seed = int(study.base.get("seed", 42))
+    name = study.optuna_name
+    if create:
+        opt = optuna.create_study(
+            study_name=name, storage=storage, sampler=make_sampler(study, seed),
+            direction="maximize", load_if_exists=True,
+        )
+        stored = opt.user_attrs.get(FINGERPRINT)
+        if stored is None:
+            opt.set_user_attr(FINGERPRINT, study.fingerprint())
+        elif stored != study.fingerprint():
+            raise HarnessError(
+                f"study {name} exists with a different configuration; rename the study, "
+                "pick another --storage, or delete it with `harness run-study ... --fresh`"
+            )
+        return opt
+    try:
+        return optuna.load_study(study_name=name, storage=storage, sampler=make_sampler(study, seed))
+    except KeyError:
+        raise HarnessError(f"no study {name} in this storage; start it with `harness run-study`") from None
+
+
+def suggest(trial: optuna.Trial, study: ResolvedStudy) -> dict[str, Any]:
+    """This trial's values for every searched field."""
+    values: dict[str, Any] = {}
+    for name, space in study.search.items():
+        if isinstance(space, Range):
+            if space.int:
+                values[name] = trial.suggest_int(name, int(space.low), int(space.high), log=space.log,
+                                                 step=int(space.step or 1))
+            else:
+                values[name] = trial.suggest_float(name, space.low, space.high, log=space.log, step=space.step)
+        else:
+            values[name] = trial.suggest_categorical(name, space)
+    return values
+
+
+def _counted(trial: FrozenTrial) -> bool:
+    """Trials that used up a slot: finished ones, running ones, and failures that were not interrupts."""
+    if trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING):
+        return True
+    return trial.state == TrialState.FAIL and not trial.user_attrs.get(INTERRUPTED)
+
+
+def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
+    """How many trials are still to start (waiting ones included)."""
+    trials = opt.get_trials(deepcopy=False)
+    waiting = sum(t.state == TrialState.WAITING for t in trials)
+    if study.sampler == "grid":
+        visited = {t.system_attrs["grid_id"] for t in trials if "grid_id" in t.system_attrs
+                   and t.state != TrialState.WAITING}
+        return waiting + max(0, study.n_trials - len(visited))
+    used = sum(_counted(t) for t in trials)
+    return max(waiting, study.n_trials - used)
+
+
+def done_count(opt: optuna.Study) -> int:
+    return sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in opt.get_trials(deepcopy=False))
+
+
+def best_value(opt: optuna.Study) -> float:
+    values = [t.value for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+    return max(values) if values else math.nan
+
+
+def prepare_resume(opt: optuna.Study, local: bool, retry_failed: bool = False) -> int:
+    """Re-enqueue interrupted trials' parameters; return how many were enqueued.
+
+    `local`: nobody else can be running (journal store started by this command), so every RUNNING
+    trial is stale and is failed as interrupted. RDB stores rely on heartbeats instead.
+    """
+    storage = opt._storage
+    if local:
+        for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)
+            storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+    else:
+        optuna.storages.fail_stale_trials(opt)
+    trials = opt.get_trials(deepcopy=False)
+    covered = {_key(t.params) for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED,
+                                                              TrialState.RUNNING)}
+    covered |= {_key(t.system_attrs.get("fixed_params", {})) for t in trials if t.state == TrialState.WAITING}
+    enqueued = 0
+    for t in trials:
+        if t.state != TrialState.FAIL or not (t.user_attrs.get(INTERRUPTED) or retry_failed):
+            continue
+        if not t.params or _key(t.params) in covered:
+            continue
+        opt.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+        covered.add(_key(t.params))
+        enqueued += 1
+    return enqueued
+
+
+def mark_interrupted(opt: optuna.Study, number: int) -> None:
+    trial = opt.get_trials(deepcopy=False)[number]
+    opt._storage.set_trial_user_attr(trial._trial_id, INTERRUPTED, True)
+
+
+def _key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, repr(v)) for k, v in params.items()))

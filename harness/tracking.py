@@ -1,0 +1,151 @@
+"""Everything MLflow: where runs go, the study's parent run, one nested child run per trial.
+
+Uses `MlflowClient` with explicit run ids (no fluent global state), so several worker processes can log
+children of one parent run safely. Default store: sqlite under `.harness/` with local artifacts.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from mlflow.entities import Metric, Param
+from mlflow.tracking import MlflowClient
+
+PARENT_TAG = "mlflow.parentRunId"
+ROLE_TAG = "harness.role"
+
+
+def harness_home() -> Path:
+    """`HARNESS_HOME`, else `.harness/` in the working directory: local stores live here."""
+    return Path(os.environ.get("HARNESS_HOME", ".harness")).resolve()
+
+
+def resolve_tracking_uri(explicit: str | None = None) -> str:
+    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db."""
+    if explicit:
+        return explicit
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        return os.environ["MLFLOW_TRACKING_URI"]
+    home = harness_home()
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{home / 'mlflow.db'}"
+
+
+def default_artifact_root() -> Path:
+    return harness_home() / "mlartifacts"
+
+
+@functools.cache
+def git_commit() -> str:
+    """The harness checkout's commit, or 'unknown' outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+class Tracker:
+    """A tracking store plus the operations the study runner and the report need."""
+
+    def __init__(self, uri: str | None = None) -> None:
+        self.uri = resolve_tracking_uri(uri)
+        self.client = MlflowClient(tracking_uri=self.uri)
+
+    def experiment_id(self, name: str) -> str:
+        """The experiment named `name`, created on first use (artifacts under .harness/ for sqlite)."""
+        experiment = self.client.get_experiment_by_name(name)
+        if experiment is not None:
+            if experiment.lifecycle_stage == "deleted":
+                self.client.restore_experiment(experiment.experiment_id)
+            return experiment.experiment_id
+        location = None
+        if self.uri.startswith("sqlite:"):
+            location = (default_artifact_root() / name).as_uri()
+        return self.client.create_experiment(name, artifact_location=location)
+
+    def open_parent(self, experiment_id: str, run_id: str | None, name: str, tags: dict[str, str]) -> str:
+        """Reuse the study's parent run when it still exists (resume), else start a new one."""
+        if run_id:
+            try:
+                run = self.client.get_run(run_id)
+            except Exception:
+                run = None
+            if run is not None and run.info.lifecycle_stage == "active":
+                self.client.update_run(run_id, status="RUNNING")
+                return run_id
+        run = self.client.create_run(experiment_id, run_name=name, tags={**tags, ROLE_TAG: "study"})
+        return run.info.run_id
+
+    def start_child(self, experiment_id: str, parent_id: str, name: str, tags: dict[str, str]) -> TrialRun:
+        run = self.client.create_run(
+            experiment_id, run_name=name, tags={**tags, PARENT_TAG: parent_id, ROLE_TAG: "trial"}
+        )
+        return TrialRun(self.client, run.info.run_id)
+
+    def finish(self, run_id: str, status: str) -> None:
+        self.client.set_terminated(run_id, status=status)
+
+    def log_metrics(self, run_id: str, metrics: dict[str, float], step: int = 0) -> None:
+        now = int(time.time() * 1000)
+        self.client.log_batch(run_id, metrics=[Metric(k, float(v), now, step) for k, v in metrics.items()])
+
+    def kill_orphans(self, experiment_id: str, parent_id: str) -> int:
+        """Mark child runs left RUNNING by a killed process as KILLED; return how many."""
+        runs = self.client.search_runs(
+            [experiment_id], f"tags.`{PARENT_TAG}` = '{parent_id}' and attributes.status = 'RUNNING'"
+        )
+        for run in runs:
+            self.client.set_tag(run.info.run_id, "error", "worker process died; the trial is run again")
+            self.client.set_terminated(run.info.run_id, status="KILLED")
+        return len(runs)
+
+
+class TrialRun:
+    """One run's logging, buffered so that step metrics cost one store write per flush."""
+
+    def __init__(self, client: MlflowClient, run_id: str) -> None:
+        self.client = client
+        self.run_id = run_id
+        self._pending: list[Metric] = []
+
+    def log_params(self, params: dict[str, Any]) -> None:
+        items = [Param(k, str(v)) for k, v in params.items()]
+        for start in range(0, len(items), 100):
+            self.client.log_batch(self.run_id, params=items[start : start + 100])
+
+    def log_metrics(self, metrics: dict[str, float], step: int = 0, flush: bool = True) -> None:
+        now = int(time.time() * 1000)
+        self._pending += [Metric(k, float(v), now, step) for k, v in metrics.items() if math.isfinite(v)]
+        if flush:
+            self.flush()
+
+    def flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:1000], self._pending[1000:]
+            self.client.log_batch(self.run_id, metrics=batch)
+
+    def set_tags(self, tags: dict[str, str]) -> None:
+        for key, value in tags.items():
+            self.client.set_tag(self.run_id, key, value)
+
+    def log_text(self, text: str, artifact_file: str) -> None:
+        self.client.log_text(self.run_id, text, artifact_file)
+
+    def finish(self, status: str = "FINISHED", error: str | None = None) -> None:
+        """End the run; a failure records its one-line reason as the `error` tag."""
+        try:
+            self.flush()
+            if error:
+                self.client.set_tag(self.run_id, "error", error[:4000])
+        finally:
+            self.client.set_terminated(self.run_id, status=status)
+

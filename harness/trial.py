@@ -1,0 +1,130 @@
+"""One trial: build the method, train it, evaluate it, and record everything in a nested MLflow run."""
+
+from __future__ import annotations
+
+import json
+import random
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+from harness.config import RunConfig
+from harness.device import autocast_dtype, pick_device
+from harness.evaluate.encode import encode
+from harness.evaluate.sts import STS_TASKS, evaluate_sts, load_sts_task, sts_average
+from harness.model.encoder import Encoder
+from harness.registry import get_method
+from harness.tracking import Tracker, git_commit
+from harness.train.loop import train
+
+DEV_METRIC = "dev.STSBenchmark.spearman"
+
+
+@dataclass
+class TrialContext:
+    """What every trial of one study shares."""
+
+    tracker: Tracker
+    experiment_id: str
+    parent_run_id: str
+    study: str
+    profile: str
+    data_dir: Path
+    progress: bool = True
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def final_metrics(results: dict[str, dict[str, object]]) -> dict[str, float]:
+    """Flatten STS results into MLflow metric names: `<task>.spearman`, `<task>.pearson`, `STS.avg`."""
+    metrics: dict[str, float] = {}
+    for task, scores in results.items():
+        for key in ("spearman", "pearson", "spearman_mean", "spearman_wmean"):
+            metrics[f"{task}.{key}"] = float(scores[key])
+    metrics["STS.avg"] = sts_average(results)
+    return metrics
+
+
+def run_trial(
+    config: RunConfig,
+    ctx: TrialContext,
+    number: int,
+    report: Callable[[int, float], None] = lambda step, value: None,
+) -> float:
+    """Train and evaluate one configuration; return its best STS-B dev Spearman (the objective).
+
+    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C), never RUNNING.
+    """
+    tags = {
+        "method": config.method,
+        "study": ctx.study,
+        "trial": str(number),
+        "profile": ctx.profile,
+        "git_commit": git_commit(),
+        "mlflow.source.git.commit": git_commit(),
+        "data_dir": str(ctx.data_dir),
+    }
+    run = ctx.tracker.start_child(ctx.experiment_id, ctx.parent_run_id, f"trial-{number}", tags)
+    try:
+        run.log_params(config.flat())
+        run.log_text(yaml.safe_dump(config.flat(), sort_keys=False), "config.yaml")
+        value = _train_and_evaluate(config, ctx, run, report)
+    except KeyboardInterrupt:
+        run.finish("KILLED", "interrupted (Ctrl-C); re-run the study to run this trial again")
+        raise
+    except BaseException as exc:
+        run.log_text(traceback.format_exc(), "error.txt")
+        run.finish("FAILED", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        raise
+    run.finish("FINISHED")
+    return value
+
+
+def _train_and_evaluate(config: RunConfig, ctx: TrialContext, run, report: Callable[[int, float], None]) -> float:  # noqa: ANN001
+    seed_everything(config.seed)
+    device = pick_device(config.device)
+    amp_dtype = autocast_dtype(device, config.precision)
+    encoder = Encoder(config.model, config.pooling, config.max_seq_length)
+    method = get_method(config.method)(encoder, config.params())
+    data = method.train_data(config, ctx.data_dir)
+
+    def encode_fn(sentences: list[str]) -> dict[str, np.ndarray]:
+        return encode(encoder, sentences, config.eval_batch_size, amp_dtype)
+
+    dev = {"STSBenchmark": load_sts_task(ctx.data_dir, "STSBenchmark", config.text_variant, "dev")}
+
+    def dev_score() -> float:
+        return float(evaluate_sts(encode_fn, dev)["STSBenchmark"]["spearman"])
+
+    def on_dev(step: int, score: float) -> None:
+        run.log_metrics({DEV_METRIC: score}, step=step)
+        report(step, score)
+
+    outcome = train(
+        method, data, config, device, amp_dtype, dev_score,
+        on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
+        on_dev=on_dev, progress=ctx.progress,
+    )
+    tasks = {task: load_sts_task(ctx.data_dir, task, config.text_variant) for task in STS_TASKS}
+    results = evaluate_sts(lambda s: encode(encoder, s, config.eval_batch_size, amp_dtype, ctx.progress), tasks)
+    run.log_metrics(
+        {
+            **final_metrics(results),
+            f"{DEV_METRIC}.best": outcome.best_dev,
+            "train.best_step": outcome.best_step,
+            "train.steps": outcome.steps,
+            "train.seconds": outcome.seconds,
+        },
+        step=outcome.steps,
+    )
+    run.log_text(json.dumps(results, indent=2), "sts_results.json")
+    return outcome.best_dev
