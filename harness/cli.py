@@ -128,10 +128,7 @@ def main() -> None:
     except HarnessError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("interrupted: re-run the same command to resume", err=True)
         sys.exit(130)
     except click.ClickException as exc:

@@ -33,7 +33,7 @@ from harness.tracking import Tracker, git_commit, resolve_tracking_uri
 from harness.trial import TrialContext, run_trial
 
 EXPERIMENT = "mlflow_experiment_id"
-optuna.logging.set_verbosity(optuna.logging.WARNING)
+optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failures itself
 
 
 def preflight(study: ResolvedStudy, data_dir: Path) -> None:
@@ -117,7 +117,9 @@ def worker_loop(
             mark_interrupted(opt, trial.number)
             raise
         except Exception as exc:
-            trial.set_user_attr("error", f"{type(exc).__name__}: {exc}"[:1000])
+            reason = f"{type(exc).__name__}: {exc}"
+            trial.set_user_attr("error", reason[:1000])
+            tqdm.write(f"trial {trial.number} failed: {reason.splitlines()[0]}")
             raise
 
     bar = _study_bar(study, opt, progress, position)

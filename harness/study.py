@@ -43,9 +43,20 @@ def open_storage(spec: str | None = None) -> BaseStorage:
     return JournalStorage(JournalFileBackend(spec))
 
 
+class ResumableGridSampler(optuna.samplers.GridSampler):
+    """Optuna's GridSampler minus its stop logic, which the runner does itself (`remaining`).
+
+    GridSampler.after_trial stops the study once the grid is visited and raises KeyError for an
+    enqueued trial (no grid_id) when one grid point is left, so re-queued interrupted trials break it.
+    """
+
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
+        return None
+
+
 def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler:
     if study.sampler == "grid":
-        return optuna.samplers.GridSampler(study.grid(), seed=seed)
+        return ResumableGridSampler(study.grid(), seed=seed)
     return optuna.samplers.TPESampler(seed=seed)
 
 

@@ -1,0 +1,64 @@
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_study, resolve_run_config
+from harness.errors import HarnessError
+from harness.registry import get_method
+
+
+def test_lambda_tau_sweep_profiles() -> None:
+    paper = load_study("lambda_tau_sweep", "paper")
+    assert paper.n_trials == 30 and paper.grid() == {
+        "lambda": [0.1, 0.3, 0.5, 0.7, 0.9], "tau": [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]}
+    config = paper.run_config({"lambda": 0.3, "tau": 1.0})
+    assert (config.model, config.batch_size, config.lr, config.epochs, config.warmup_ratio, config.pooling) == (
+        "bert-base-uncased", 64, 2e-5, 1, 0.1, "mean")
+    smoke = load_study("lambda_tau_sweep", "smoke")
+    assert smoke.n_trials >= 4 and smoke.base["max_steps"] and smoke.base["train_data"] == "snli_local"
+    assert smoke.run_config({"lambda": 0.1, "tau": 0.1}).flat()["lambda"] == 0.1
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+BASE = "name: s\ndefault_profile: p\nprofiles: {p: {}}\n"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (BASE + "base: {batch_size: -1}\n", r"field 'batch_size': Input should be greater than 0"),
+        (BASE + "base: {lambda: 2}\n", r"field 'lambda': Input should be less than or equal to 1"),
+        (BASE + "base: {lamda: 0.5}\n", r"field 'lamda' is neither a run field nor a parameter of method 'scl'"),
+        (BASE + "search: {tau: [0.1, -1]}\n", r"field 'tau': Input should be greater than 0"),
+        (BASE + "base: {method: scll}\n", r"unknown method 'scll'; did you mean scl"),
+        (BASE + "sampler: random\n", r"field 'sampler'"),
+        ("name: s\nprofiles: {p: {}}\n", r"default_profile 'paper' is not one of the profiles"),
+        ("name: [\n", r"not valid YAML"),
+    ],
+)
+def test_invalid_yaml_names_the_field(tmp_path: Path, yaml_text: str, message: str) -> None:
+    with pytest.raises(HarnessError, match=message):
+        load_study(write(tmp_path, yaml_text))
+
+
+def test_unknown_profile_and_study(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"no profile 'gpu'; choose one of p"):
+        load_study(write(tmp_path, BASE), "gpu")
+    with pytest.raises(HarnessError, match=r"no study 'lambda_tau_swep'; known studies: .*lambda_tau_sweep"):
+        load_study("lambda_tau_swep")
+
+
+def test_registry_suggests_close_names() -> None:
+    assert get_method("scl").name == "scl"
+    with pytest.raises(HarnessError, match="did you mean sbert"):
+        get_method("sbret")
+
+
+def test_flat_config_holds_method_params() -> None:
+    flat = resolve_run_config({"method": "scl", "lambda": 0.3, "tau": 0.7, "selection": "3p3n"}).flat()
+    assert (flat["lambda"], flat["tau"], flat["selection"], flat["method"]) == (0.3, 0.7, "3p3n", "scl")

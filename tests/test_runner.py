@@ -1,0 +1,128 @@
+"""End to end: a real Optuna study of real trials, logged to a real MLflow store, then reported."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+
+from harness.config import load_study
+from harness.report.build import build_report
+from harness.runner import run_study
+from harness.study import open_storage
+from harness.tracking import Tracker
+from tests.helpers import child_runs, tiny_study
+
+STS_METRICS = ["STS12.spearman", "STS13.spearman", "STS14.spearman", "STS15.spearman", "STS16.spearman",
+               "STSBenchmark.spearman", "SICKRelatedness.spearman"]
+
+
+def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path) -> None:
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9], "tau": [0.5]}))
+    opt = run_study(study, progress=False)
+    assert [t.state.name for t in opt.trials] == ["COMPLETE", "COMPLETE"]
+
+    tracker = Tracker()
+    experiment = tracker.client.get_experiment_by_name("lambda_tau_sweep")
+    parents = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert parents[0].data.metrics["trials.complete"] == 2
+    children = child_runs("lambda_tau_sweep")
+    assert len(children) == 2
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
+    assert sorted(float(c.data.params["lambda"]) for c in children) == [0.1, 0.9]
+    for child in children:
+        assert child.info.status == "FINISHED"
+        tags, params, metrics = child.data.tags, child.data.params, child.data.metrics
+        assert tags["method"] == "scl" and tags["profile"] == "tiny" and tags["study"] == "lambda_tau_sweep"
+        assert tags["data_dir"] and tags["git_commit"] and tags["trial"] in {"0", "1"}
+        assert params["tau"] == "0.5" and params["selection"] == "allpalln" and params["batch_size"] == "16"
+        scores = [metrics[m] for m in STS_METRICS]
+        assert all(-100 <= s <= 100 for s in scores)
+        assert metrics["STS.avg"] == pytest.approx(sum(scores) / len(scores))
+        dev = tracker.client.get_metric_history(child.info.run_id, "dev.STSBenchmark.spearman")
+        assert [m.step for m in dev] == [2, 4]
+        assert len(tracker.client.get_metric_history(child.info.run_id, "train.loss")) == 4
+        trial = opt.trials[int(tags["trial"])]
+        assert trial.value == pytest.approx(max(m.value for m in dev))
+        artifacts = {a.path for a in tracker.client.list_artifacts(child.info.run_id)}
+        assert {"config.yaml", "sts_results.json"} <= artifacts
+
+    folder = build_report("lambda_tau_sweep", None, str(tmp_path / "build"), None, pdf=False)
+    grid = (folder / "grid_sts_avg.tex").read_text()
+    table = (folder / "sts_results.tex").read_text()
+    assert "\\toprule" in grid and "\\bottomrule" in table
+    for child in children:
+        assert f"{child.data.metrics['STS.avg']:.2f}" in grid
+        for metric in STS_METRICS:
+            assert f"{child.data.metrics[metric]:.2f}" in table
+    best = max(c.data.metrics["STS.avg"] for c in children)
+    assert f"\\textbf{{{best:.2f}}}" in grid
+    assert (folder / "heatmap_sts_avg.png").stat().st_size > 1000
+    assert not list((tmp_path / "build").glob(".*"))  # no staging leftovers
+
+
+def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: Path) -> None:
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lr": [1e-4, 1e30]}, name="diverge"))
+    opt = run_study(study, progress=False)
+    states = {t.params["lr"]: t for t in opt.trials}
+    assert states[1e-4].state.name == "COMPLETE"
+    assert states[1e30].state.name == "FAIL" and "loss became nan" in states[1e30].user_attrs["error"]
+    runs = {float(r.data.params["lr"]): r for r in child_runs("diverge")}
+    assert runs[1e-4].info.status == "FINISHED"
+    assert runs[1e30].info.status == "FAILED" and "TrainingDiverged" in runs[1e30].data.tags["error"]
+
+
+def _start(yaml_path: str, home: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "HARNESS_HOME": str(home)}
+    cmd = [sys.executable, "-m", "harness", "run-study", yaml_path, "--no-progress"]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[bytes]) -> None:
+    storage = open_storage(str(home / "optuna.journal"))
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stdout.read().decode()
+        try:
+            trials = optuna.load_study(study_name=study_name, storage=storage).trials
+        except KeyError:
+            trials = []
+        if len(trials) >= 2 and trials[0].state.name == "COMPLETE" and trials[1].state.name == "RUNNING":
+            time.sleep(1.0)  # inside the second trial's training
+            return
+        time.sleep(0.3)
+    pytest.fail("the study did not reach its second trial in time")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home: Path, sig: int) -> None:
+    yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6)
+    proc = _start(yaml_path, harness_home)
+    _wait_for_second_trial("resume.tiny", harness_home, proc)
+    proc.send_signal(sig)
+    out = proc.communicate(timeout=120)[0].decode()
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, out
+        assert "re-run the same command to resume" in out
+        assert not [r for r in child_runs("resume") if r.info.status == "RUNNING"]
+
+    study = load_study(yaml_path)
+    opt = run_study(study, progress=False)  # the same command again
+    trials = opt.trials
+    complete = [t for t in trials if t.state.name == "COMPLETE"]
+    assert sorted(t.params["lambda"] for t in complete) == [0.1, 0.5, 0.9]
+    assert trials[0].state.name == "COMPLETE" and trials[0] in complete  # finished work is kept, not re-run
+    assert len(trials) == 4 and trials[1].state.name == "FAIL" and trials[1].user_attrs["interrupted"]
+    assert trials[2].params == trials[1].params and trials[2].user_attrs["retry_of"] == 1  # re-queued first
+    runs = child_runs("resume")
+    assert not [r for r in runs if r.info.status == "RUNNING"]
+    assert sorted(r.info.status for r in runs) == ["FINISHED", "FINISHED", "FINISHED", "KILLED"]
+    assert all(math.isfinite(t.value) for t in complete)
