@@ -31,8 +31,17 @@ def cli() -> None:
 @click.option("--fresh", is_flag=True, help="delete the Optuna study first and start over")
 @click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
 @click.option("--no-progress", is_flag=True, help="no progress bars")
-def run_study_cmd(study: str, profile: str | None, workers: int, storage: str | None, tracking_uri: str | None,
-                  data_dir: str | None, fresh: bool, retry_failed: bool, no_progress: bool) -> None:
+def run_study_cmd(
+    study: str,
+    profile: str | None,
+    workers: int,
+    storage: str | None,
+    tracking_uri: str | None,
+    data_dir: str | None,
+    fresh: bool,
+    retry_failed: bool,
+    no_progress: bool,
+) -> None:
     """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
     from harness.config import load_study
     from harness.runner import run_study
@@ -40,8 +49,10 @@ def run_study_cmd(study: str, profile: str | None, workers: int, storage: str | 
 
     resolved = load_study(study, profile)
     opt = run_study(resolved, storage, tracking_uri, data_dir, workers, fresh, retry_failed, not no_progress)
-    click.echo(f"study {resolved.optuna_name}: {done_count(opt)} trial(s) complete, "
-               f"best STS-B dev Spearman {best_value(opt):.2f}")
+    click.echo(
+        f"study {resolved.optuna_name}: {done_count(opt)} trial(s) complete, "
+        f"best STS-B dev Spearman {best_value(opt):.2f}"
+    )
     if done_count(opt):
         click.echo(f"best parameters: {opt.best_params}")
 
@@ -54,8 +65,15 @@ def run_study_cmd(study: str, profile: str | None, workers: int, storage: str | 
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--position", default=0, hidden=True, type=int)
 @click.option("--no-progress", is_flag=True)
-def worker_cmd(study: str, profile: str | None, storage: str | None, tracking_uri: str | None,
-               data_dir: str | None, position: int, no_progress: bool) -> None:
+def worker_cmd(
+    study: str,
+    profile: str | None,
+    storage: str | None,
+    tracking_uri: str | None,
+    data_dir: str | None,
+    position: int,
+    no_progress: bool,
+) -> None:
     """Join a running study as one more worker (same machine or another one sharing the storage)."""
     from harness.config import load_study
     from harness.runner import run_worker
@@ -91,8 +109,20 @@ def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
     if not (uri.startswith("sqlite:") or uri.startswith("postgresql") or uri.startswith("mysql")):
         raise HarnessError(f"{uri} is already a server; open it in a browser instead")
     click.echo(f"MLflow UI for {uri}: http://{host}:{port}  (Ctrl-C to stop)")
-    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
-           "--default-artifact-root", default_artifact_root().as_uri()]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--backend-store-uri",
+        uri,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--default-artifact-root",
+        default_artifact_root().as_uri(),
+    ]
     os.execv(sys.executable, cmd)
 
 

@@ -204,8 +204,13 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
     elif n_trials is None:
         raise HarnessError(f"{path}: sampler tpe needs n_trials (top level or in the profile)")
     resolved = ResolvedStudy(
-        name=study.name, profile=chosen, sampler=sampler, n_trials=n_trials,
-        base={**study.base, **prof.base}, search=search, source=path.read_text(encoding="utf-8"),
+        name=study.name,
+        profile=chosen,
+        sampler=sampler,
+        n_trials=n_trials,
+        base={**study.base, **prof.base},
+        search=search,
+        source=path.read_text(encoding="utf-8"),
         path=str(path.resolve()),
     )
     grid = resolved.grid()

@@ -64,6 +64,8 @@ def parse_selection(selection: str) -> tuple[int | None, int | None]:
     """Liao's N+/N- names: '3p3n' -> (3, 3), '3palln' -> (3, None), 'allpalln' -> (None, None)."""
     match = re.fullmatch(r"(all|\d+)p(all|\d+)n", selection)
     if not match:
-        raise ValueError(f"selection {selection!r} is not of the form <N|all>p<N|all>n, e.g. 3p3n or allpalln")
+        raise ValueError(
+            f"selection {selection!r} is not of the form <N|all>p<N|all>n, e.g. 3p3n or allpalln"
+        )
     pos, neg = match.groups()
     return (None if pos == "all" else int(pos)), (None if neg == "all" else int(neg))

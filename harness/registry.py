@@ -18,7 +18,9 @@ def register_method(name: str) -> Callable[[T], T]:
 
     def decorate(cls: T) -> T:
         if name in _METHODS:
-            raise ValueError(f"method {name!r} is registered twice ({_METHODS[name].__module__}, {cls.__module__})")
+            raise ValueError(
+                f"method {name!r} is registered twice ({_METHODS[name].__module__}, {cls.__module__})"
+            )
         cls.name = name
         _METHODS[name] = cls
         return cls

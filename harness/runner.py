@@ -6,6 +6,7 @@ on the same study (each pinned to one GPU through CUDA_VISIBLE_DEVICES when GPUs
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,15 +22,22 @@ from transformers import AutoConfig
 
 from harness.config import ResolvedStudy
 from harness.data.paths import resolve_data_dir
+from harness.errors import HarnessError
 from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.model.encoder import resolve_model_name
-from harness.errors import HarnessError
-from harness.registry import get_method
 from harness.study import (
-    PARENT_RUN, best_value, default_storage, done_count, mark_interrupted, open_storage, open_study, prepare_resume,
-    remaining, suggest,
+    PARENT_RUN,
+    best_value,
+    default_storage,
+    done_count,
+    mark_interrupted,
+    open_storage,
+    open_study,
+    prepare_resume,
+    remaining,
+    suggest,
 )
-from harness.tracking import Tracker, git_commit, resolve_tracking_uri
+from harness.tracking import Tracker, git_commit
 from harness.trial import TrialContext, run_trial
 
 EXPERIMENT = "mlflow_experiment_id"
@@ -68,18 +76,23 @@ def run_study(
     preflight(study, root)
     storage = open_storage(storage_spec)
     if fresh:
-        try:
+        with contextlib.suppress(KeyError):
             optuna.delete_study(study_name=study.optuna_name, storage=storage)
-        except KeyError:
-            pass
     opt = open_study(study, storage, create=True)
     local = isinstance(storage, JournalStorage)
     requeued = prepare_resume(opt, local=local, retry_failed=retry_failed)
     tracker = Tracker(tracking_uri)
     experiment = tracker.experiment_id(study.name)
-    tags = {"study": study.name, "profile": study.profile, "sampler": study.sampler,
-            "git_commit": git_commit(), "data_dir": str(root)}
-    parent = tracker.open_parent(experiment, opt.user_attrs.get(PARENT_RUN), f"{study.name} ({study.profile})", tags)
+    tags = {
+        "study": study.name,
+        "profile": study.profile,
+        "sampler": study.sampler,
+        "git_commit": git_commit(),
+        "data_dir": str(root),
+    }
+    parent = tracker.open_parent(
+        experiment, opt.user_attrs.get(PARENT_RUN), f"{study.name} ({study.profile})", tags
+    )
     if local:
         tracker.kill_orphans(experiment, parent)
     opt.set_user_attr(PARENT_RUN, parent)
@@ -103,11 +116,23 @@ def run_study(
 
 
 def worker_loop(
-    study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, data_dir: Path, progress: bool, position: int = 0
+    study: ResolvedStudy,
+    opt: optuna.Study,
+    tracker: Tracker,
+    data_dir: Path,
+    progress: bool,
+    position: int = 0,
 ) -> None:
     """Take trials from the study until none is left."""
-    ctx = TrialContext(tracker, opt.user_attrs[EXPERIMENT], opt.user_attrs[PARENT_RUN], study.name,
-                       study.profile, data_dir, progress)
+    ctx = TrialContext(
+        tracker,
+        opt.user_attrs[EXPERIMENT],
+        opt.user_attrs[PARENT_RUN],
+        study.name,
+        study.profile,
+        data_dir,
+        progress,
+    )
 
     def objective(trial: optuna.Trial) -> float:
         config = study.run_config(suggest(trial, study))
@@ -130,14 +155,20 @@ def worker_loop(
 
 
 def run_worker(
-    study: ResolvedStudy, storage_spec: str | None, tracking_uri: str | None, data_dir: str | None,
-    progress: bool = True, position: int = 0,
+    study: ResolvedStudy,
+    storage_spec: str | None,
+    tracking_uri: str | None,
+    data_dir: str | None,
+    progress: bool = True,
+    position: int = 0,
 ) -> None:
     """`harness worker`: join a study that `harness run-study` created (this or another machine)."""
     root = resolve_data_dir(data_dir)
-    opt = open_study(study, open_storage(storage_spec), create=False)
+    opt = open_study(study, open_storage(storage_spec), create=False, worker=position)
     if PARENT_RUN not in opt.user_attrs:
-        raise HarnessError(f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`")
+        raise HarnessError(
+            f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`"
+        )
     worker_loop(study, opt, Tracker(tracking_uri), root, progress, position)
 
 
@@ -150,8 +181,13 @@ def visible_gpus() -> list[str]:
 
 
 def _run_worker_processes(
-    study: ResolvedStudy, opt: optuna.Study, storage_spec: str | None, tracking_uri: str,
-    data_dir: Path, workers: int, progress: bool,
+    study: ResolvedStudy,
+    opt: optuna.Study,
+    storage_spec: str | None,
+    tracking_uri: str,
+    data_dir: Path,
+    workers: int,
+    progress: bool,
 ) -> None:
     gpus = visible_gpus()
     threads = max(1, (os.cpu_count() or 1) // workers)
@@ -161,9 +197,21 @@ def _run_worker_processes(
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MLFLOW_TRACKING_URI": tracking_uri}
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
-        cmd = [sys.executable, "-m", "harness", "worker", study_file, "--profile", study.profile,
-               "--storage", storage_spec or default_storage(),
-               "--data-dir", str(data_dir), "--position", str(index + 1)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "harness",
+            "worker",
+            study_file,
+            "--profile",
+            study.profile,
+            "--storage",
+            storage_spec or default_storage(),
+            "--data-dir",
+            str(data_dir),
+            "--position",
+            str(index + 1),
+        ]
         if not progress:
             cmd.append("--no-progress")
         procs.append(subprocess.Popen(cmd, env=env))
@@ -186,13 +234,21 @@ def _run_worker_processes(
         bar.close()
     failed = [p.returncode for p in procs if p.returncode not in (0, None)]
     if failed:
-        raise HarnessError(f"{len(failed)} worker(s) exited with an error (codes {failed}); see their output above")
+        raise HarnessError(
+            f"{len(failed)} worker(s) exited with an error (codes {failed}); see their output above"
+        )
 
 
 def _study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool, position: int) -> tqdm:
     total = done_count(opt) + remaining(opt, study)
-    bar = tqdm(total=total, initial=done_count(opt), desc=f"study {study.optuna_name}", unit="trial",
-               disable=not progress, position=position)
+    bar = tqdm(
+        total=total,
+        initial=done_count(opt),
+        desc=f"study {study.optuna_name}",
+        unit="trial",
+        disable=not progress,
+        position=position,
+    )
     _update_bar(bar, opt)
     return bar
 
@@ -208,7 +264,9 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
     trials = opt.get_trials(deepcopy=False)
     counts = {"trials.complete": 0, "trials.failed": 0, "trials.pruned": 0}
     for t in trials:
-        key = {"COMPLETE": "trials.complete", "FAIL": "trials.failed", "PRUNED": "trials.pruned"}.get(t.state.name)
+        key = {"COMPLETE": "trials.complete", "FAIL": "trials.failed", "PRUNED": "trials.pruned"}.get(
+            t.state.name
+        )
         if key:
             counts[key] += 1
     best = best_value(opt)
@@ -217,4 +275,3 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
     if best == best:
         tracker.client.set_tag(parent, "best_params", str(opt.best_params))
         tracker.client.set_tag(parent, "best_trial", str(opt.best_trial.number))
-

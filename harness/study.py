@@ -60,14 +60,22 @@ def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler
     return optuna.samplers.TPESampler(seed=seed)
 
 
-def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool) -> optuna.Study:
-    """Create (coordinator) or load (worker) the Optuna study; refuse to resume a changed YAML."""
-    seed = int(study.base.get("seed", 42))
+def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker: int = 0) -> optuna.Study:
+    """Create (coordinator) or load (worker) the Optuna study; refuse to resume a changed YAML.
+
+    Grid workers share one seed (it fixes the grid's shuffled order; Optuna assigns grid point
+    `trial.number`, so workers do not collide). TPE workers get their own seeds, or concurrent
+    workers would propose the same candidate.
+    """
+    seed = int(study.base.get("seed", 42)) + (worker if study.sampler == "tpe" else 0)
     name = study.optuna_name
     if create:
         opt = optuna.create_study(
-            study_name=name, storage=storage, sampler=make_sampler(study, seed),
-            direction="maximize", load_if_exists=True,
+            study_name=name,
+            storage=storage,
+            sampler=make_sampler(study, seed),
+            direction="maximize",
+            load_if_exists=True,
         )
         stored = opt.user_attrs.get(FINGERPRINT)
         if stored is None:
@@ -90,10 +98,13 @@ def suggest(trial: optuna.Trial, study: ResolvedStudy) -> dict[str, Any]:
     for name, space in study.search.items():
         if isinstance(space, Range):
             if space.int:
-                values[name] = trial.suggest_int(name, int(space.low), int(space.high), log=space.log,
-                                                 step=int(space.step or 1))
+                values[name] = trial.suggest_int(
+                    name, int(space.low), int(space.high), log=space.log, step=int(space.step or 1)
+                )
             else:
-                values[name] = trial.suggest_float(name, space.low, space.high, log=space.log, step=space.step)
+                values[name] = trial.suggest_float(
+                    name, space.low, space.high, log=space.log, step=space.step
+                )
         else:
             values[name] = trial.suggest_categorical(name, space)
     return values
@@ -111,8 +122,11 @@ def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
     trials = opt.get_trials(deepcopy=False)
     waiting = sum(t.state == TrialState.WAITING for t in trials)
     if study.sampler == "grid":
-        visited = {t.system_attrs["grid_id"] for t in trials if "grid_id" in t.system_attrs
-                   and t.state != TrialState.WAITING}
+        visited = {
+            t.system_attrs["grid_id"]
+            for t in trials
+            if "grid_id" in t.system_attrs and t.state != TrialState.WAITING
+        }
         return waiting + max(0, study.n_trials - len(visited))
     used = sum(_counted(t) for t in trials)
     return max(waiting, study.n_trials - used)
@@ -141,8 +155,11 @@ def prepare_resume(opt: optuna.Study, local: bool, retry_failed: bool = False) -
     else:
         optuna.storages.fail_stale_trials(opt)
     trials = opt.get_trials(deepcopy=False)
-    covered = {_key(t.params) for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED,
-                                                              TrialState.RUNNING)}
+    covered = {
+        _key(t.params)
+        for t in trials
+        if t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+    }
     covered |= {_key(t.system_attrs.get("fixed_params", {})) for t in trials if t.state == TrialState.WAITING}
     enqueued = 0
     for t in trials:

@@ -148,4 +148,3 @@ class TrialRun:
                 self.client.set_tag(self.run_id, "error", error[:4000])
         finally:
             self.client.set_terminated(self.run_id, status=status)
-

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import socket
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +74,8 @@ def run_trial(
         "git_commit": git_commit(),
         "mlflow.source.git.commit": git_commit(),
         "data_dir": str(ctx.data_dir),
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "device": str(pick_device(config.device)),
     }
     run = ctx.tracker.start_child(ctx.experiment_id, ctx.parent_run_id, f"trial-{number}", tags)
     try:
@@ -89,7 +93,9 @@ def run_trial(
     return value
 
 
-def _train_and_evaluate(config: RunConfig, ctx: TrialContext, run, report: Callable[[int, float], None]) -> float:  # noqa: ANN001
+def _train_and_evaluate(
+    config: RunConfig, ctx: TrialContext, run, report: Callable[[int, float], None]
+) -> float:  # noqa: ANN001
     seed_everything(config.seed)
     device = pick_device(config.device)
     amp_dtype = autocast_dtype(device, config.precision)
@@ -110,12 +116,20 @@ def _train_and_evaluate(config: RunConfig, ctx: TrialContext, run, report: Calla
         report(step, score)
 
     outcome = train(
-        method, data, config, device, amp_dtype, dev_score,
+        method,
+        data,
+        config,
+        device,
+        amp_dtype,
+        dev_score,
         on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
-        on_dev=on_dev, progress=ctx.progress,
+        on_dev=on_dev,
+        progress=ctx.progress,
     )
     tasks = {task: load_sts_task(ctx.data_dir, task, config.text_variant) for task in STS_TASKS}
-    results = evaluate_sts(lambda s: encode(encoder, s, config.eval_batch_size, amp_dtype, ctx.progress), tasks)
+    results = evaluate_sts(
+        lambda s: encode(encoder, s, config.eval_batch_size, amp_dtype, ctx.progress), tasks
+    )
     run.log_metrics(
         {
             **final_metrics(results),

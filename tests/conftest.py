@@ -32,8 +32,14 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-bert")
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertModel(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(TOKENIZER).save_pretrained(path)
     return path

@@ -9,15 +9,27 @@ import yaml
 from harness.tracking import Tracker
 
 
-def tiny_study(tmp_path: Path, tiny_bert: Path, search: dict, name: str = "lambda_tau_sweep", **base: object) -> str:
+def tiny_study(
+    tmp_path: Path, tiny_bert: Path, search: dict, name: str = "lambda_tau_sweep", **base: object
+) -> str:
     """A study YAML that trains the tiny BERT for a few steps on local SNLI dev."""
     config = {
         "name": name,
         "default_profile": "tiny",
         "base": {
-            "method": "scl", "model": str(tiny_bert), "train_data": "snli_local", "snli_splits": ["dev"],
-            "train_limit": 60, "batch_size": 16, "max_steps": 4, "eval_every": 2, "log_every": 1,
-            "max_seq_length": 32, "precision": "fp32", "eval_batch_size": 512, "selection": "allpalln",
+            "method": "scl",
+            "model": str(tiny_bert),
+            "train_data": "snli_local",
+            "snli_splits": ["dev"],
+            "train_limit": 60,
+            "batch_size": 16,
+            "max_steps": 4,
+            "eval_every": 2,
+            "log_every": 1,
+            "max_seq_length": 32,
+            "precision": "fp32",
+            "eval_batch_size": 512,
+            "selection": "allpalln",
             **base,
         },
         "search": search,

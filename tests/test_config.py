@@ -10,10 +10,18 @@ from harness.registry import get_method
 def test_lambda_tau_sweep_profiles() -> None:
     paper = load_study("lambda_tau_sweep", "paper")
     assert paper.n_trials == 30 and paper.grid() == {
-        "lambda": [0.1, 0.3, 0.5, 0.7, 0.9], "tau": [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]}
+        "lambda": [0.1, 0.3, 0.5, 0.7, 0.9],
+        "tau": [0.1, 0.3, 0.5, 0.7, 0.9, 1.0],
+    }
     config = paper.run_config({"lambda": 0.3, "tau": 1.0})
-    assert (config.model, config.batch_size, config.lr, config.epochs, config.warmup_ratio, config.pooling) == (
-        "bert-base-uncased", 64, 2e-5, 1, 0.1, "mean")
+    assert (
+        config.model,
+        config.batch_size,
+        config.lr,
+        config.epochs,
+        config.warmup_ratio,
+        config.pooling,
+    ) == ("bert-base-uncased", 64, 2e-5, 1, 0.1, "mean")
     smoke = load_study("lambda_tau_sweep", "smoke")
     assert smoke.n_trials >= 4 and smoke.base["max_steps"] and smoke.base["train_data"] == "snli_local"
     assert smoke.run_config({"lambda": 0.1, "tau": 0.1}).flat()["lambda"] == 0.1
@@ -33,7 +41,10 @@ BASE = "name: s\ndefault_profile: p\nprofiles: {p: {}}\n"
     [
         (BASE + "base: {batch_size: -1}\n", r"field 'batch_size': Input should be greater than 0"),
         (BASE + "base: {lambda: 2}\n", r"field 'lambda': Input should be less than or equal to 1"),
-        (BASE + "base: {lamda: 0.5}\n", r"field 'lamda' is neither a run field nor a parameter of method 'scl'"),
+        (
+            BASE + "base: {lamda: 0.5}\n",
+            r"field 'lamda' is neither a run field nor a parameter of method 'scl'",
+        ),
         (BASE + "search: {tau: [0.1, -1]}\n", r"field 'tau': Input should be greater than 0"),
         (BASE + "base: {method: scll}\n", r"unknown method 'scll'; did you mean scl"),
         (BASE + "sampler: random\n", r"field 'sampler'"),

@@ -69,7 +69,8 @@ def test_gradient_flows_and_is_finite() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "caps"), [("3p3n", (3, 3)), ("3palln", (3, None)), ("allpalln", (None, None)), ("1p10n", (1, 10))]
+    ("name", "caps"),
+    [("3p3n", (3, 3)), ("3palln", (3, None)), ("allpalln", (None, None)), ("1p10n", (1, 10))],
 )
 def test_parse_selection(name: str, caps: tuple[int | None, int | None]) -> None:
     assert parse_selection(name) == caps

@@ -20,8 +20,15 @@ from harness.study import open_storage
 from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
 
-STS_METRICS = ["STS12.spearman", "STS13.spearman", "STS14.spearman", "STS15.spearman", "STS16.spearman",
-               "STSBenchmark.spearman", "SICKRelatedness.spearman"]
+STS_METRICS = [
+    "STS12.spearman",
+    "STS13.spearman",
+    "STS14.spearman",
+    "STS15.spearman",
+    "STS16.spearman",
+    "STSBenchmark.spearman",
+    "SICKRelatedness.spearman",
+]
 
 
 def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path) -> None:
@@ -126,3 +133,14 @@ def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home
     assert not [r for r in runs if r.info.status == "RUNNING"]
     assert sorted(r.info.status for r in runs) == ["FINISHED", "FINISHED", "FINISHED", "KILLED"]
     assert all(math.isfinite(t.value) for t in complete)
+
+
+def test_two_worker_processes_share_one_study(tmp_path: Path, tiny_bert: Path) -> None:
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3, 0.5, 0.9]}, name="parallel"))
+    opt = run_study(study, workers=2, progress=False)
+    complete = [t for t in opt.trials if t.state.name == "COMPLETE"]
+    assert sorted(t.params["lambda"] for t in complete) == [0.1, 0.3, 0.5, 0.9]
+    runs = child_runs("parallel")
+    assert [r.info.status for r in runs] == ["FINISHED"] * len(runs) and len(runs) == len(opt.trials)
+    assert len({r.data.tags["mlflow.parentRunId"] for r in runs}) == 1
+    assert len({r.data.tags["worker"] for r in runs}) == 2  # both processes took trials

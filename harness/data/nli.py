@@ -56,7 +56,9 @@ def read_snli_local(root: Path, splits: Sequence[str] = ("dev", "test")) -> list
             )
         for line_no, (p, h, label) in enumerate(zip(premises, hypotheses, labels, strict=True), start=1):
             if label.strip() not in LABELS:
-                raise HarnessError(f"{lab}:{line_no}: unknown label {label!r}; expected one of {list(LABELS)}")
+                raise HarnessError(
+                    f"{lab}:{line_no}: unknown label {label!r}; expected one of {list(LABELS)}"
+                )
             triples.append((p.strip(), h.strip(), LABELS[label.strip()]))
     return group_pairs(triples)
 

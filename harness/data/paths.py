@@ -32,7 +32,9 @@ def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
             f"no data directory: ../shared/data does not exist; pass --data-dir or set {ENV_VAR}"
         )
     if not root.is_dir():
-        raise HarnessError(f"data directory {root} (from {source}) does not exist; fix --data-dir or {ENV_VAR}")
+        raise HarnessError(
+            f"data directory {root} (from {source}) does not exist; fix --data-dir or {ENV_VAR}"
+        )
     return root.resolve()
 
 

@@ -42,7 +42,9 @@ def _score(text: str, path: Path, line_no: int) -> float:
     try:
         return float(text)
     except ValueError:
-        raise HarnessError(f"{path}:{line_no}: score {text!r} is not a number; fix or replace the file") from None
+        raise HarnessError(
+            f"{path}:{line_no}: score {text!r} is not a number; fix or replace the file"
+        ) from None
 
 
 def _columns(line: str, path: Path, line_no: int, needed: int) -> list[str]:
@@ -66,7 +68,9 @@ def read_sts_subset(directory: Path, subset: str) -> STSPairs:
     gold_path = directory / f"STS.gs.{subset}.txt"
     inputs, golds = _read_lines(input_path), _read_lines(gold_path)
     if len(inputs) != len(golds):
-        raise HarnessError(f"{gold_path}: {len(golds)} gold lines for {len(inputs)} pairs in {input_path.name}")
+        raise HarnessError(
+            f"{gold_path}: {len(golds)} gold lines for {len(inputs)} pairs in {input_path.name}"
+        )
     sent1, sent2, scores = [], [], []
     for line_no, (pair, gold) in enumerate(zip(inputs, golds, strict=True), start=1):
         if not gold.strip():
@@ -91,7 +95,11 @@ def read_sts_year(root: Path, year: int, variant: Variant = "senteval") -> list[
 
 def read_stsb(root: Path, split: str, variant: Variant = "senteval") -> STSPairs:
     """STS Benchmark: tab-separated, score in column 5, sentences in columns 6 and 7."""
-    base = root / "senteval" / "STS" / "STSBenchmark" if variant == "senteval" else root / "sts-raw" / "STSBenchmark"
+    base = (
+        root / "senteval" / "STS" / "STSBenchmark"
+        if variant == "senteval"
+        else root / "sts-raw" / "STSBenchmark"
+    )
     path = base / f"sts-{split}.csv"
     sent1, sent2, scores = [], [], []
     for line_no, line in enumerate(_read_lines(path), start=1):

@@ -22,7 +22,9 @@ Embeddings = dict[str, np.ndarray]
 
 
 @functools.lru_cache(maxsize=32)
-def load_sts_task(data_dir: Path, task: str, variant: Variant = "senteval", split: str = "test") -> tuple[STSPairs, ...]:
+def load_sts_task(
+    data_dir: Path, task: str, variant: Variant = "senteval", split: str = "test"
+) -> tuple[STSPairs, ...]:
     """The subsets of one STS task (cached per process: studies evaluate after every trial)."""
     if task.startswith("STS1"):
         return tuple(read_sts_year(data_dir, int(task[3:]), variant))
@@ -57,7 +59,9 @@ def pair_similarities(pairs: STSPairs, embeddings: Embeddings) -> np.ndarray:
 def score_task(subsets: Sequence[STSPairs], embeddings: Embeddings) -> dict[str, object]:
     """One task's scores: `all` as spearman / pearson, plus spearman_mean, spearman_wmean, subsets."""
     sims = [pair_similarities(s, embeddings) for s in subsets]
-    per_subset = {s.name: {**correlations(sim, s.scores), "n": len(s)} for s, sim in zip(subsets, sims, strict=True)}
+    per_subset = {
+        s.name: {**correlations(sim, s.scores), "n": len(s)} for s, sim in zip(subsets, sims, strict=True)
+    }
     pooled = correlations(np.concatenate(sims), np.concatenate([s.scores for s in subsets]))
     sizes = np.array([len(s) for s in subsets], dtype=np.float64)
     spearmans = np.array([per_subset[s.name]["spearman"] for s in subsets])

@@ -76,8 +76,14 @@ class SupervisedContrastiveNLI(Method):
             total = total + (1.0 - lam) * parts["loss_ce"]
         if lam > 0.0:
             parts["loss_scl"] = nli_supervised_contrastive(
-                anchors, candidates, owner, labels == ENTAILMENT, self.params.tau,
-                self.max_pos, self.max_neg, self.params.normalize,
+                anchors,
+                candidates,
+                owner,
+                labels == ENTAILMENT,
+                self.params.tau,
+                self.max_pos,
+                self.max_neg,
+                self.params.normalize,
             )
             total = total + lam * parts["loss_scl"]
         return {"loss": total, **parts}

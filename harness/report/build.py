@@ -19,6 +19,7 @@ DOCUMENT = r"""\documentclass[10pt]{{article}}
 \usepackage[margin=2cm]{{geometry}}
 \usepackage{{booktabs}}
 \usepackage{{graphicx}}
+\usepackage{{float}}
 \begin{{document}}
 \section*{{{title}}}
 Study \texttt{{{study}}}, profile \texttt{{{profile}}}, MLflow run \texttt{{{run_id}}}; {n} finished trials.
@@ -27,7 +28,9 @@ Study \texttt{{{study}}}, profile \texttt{{{profile}}}, MLflow run \texttt{{{run
 """
 
 
-def build_report(study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True) -> Path:
+def build_report(
+    study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True
+) -> Path:
     """Write the study's tables (.tex), figures (.png), runs.csv and, with pdflatex, report.pdf."""
     spec = load_spec(study)
     frame, parent = trial_frame(Tracker(tracking_uri), study, profile)
@@ -48,8 +51,12 @@ def build_report(study: str, tracking_uri: str | None, out: str, profile: str | 
             )
         frame.to_csv(staging / "runs.csv", index=False)
         document = DOCUMENT.format(
-            title=_tex(spec.title), study=_tex(study), profile=_tex(parent.data.tags.get("profile", "?")),
-            run_id=parent.info.run_id, n=len(frame), body="\n".join(body),
+            title=_tex(spec.title),
+            study=_tex(study),
+            profile=_tex(parent.data.tags.get("profile", "?")),
+            run_id=parent.info.run_id,
+            n=len(frame),
+            body="\n".join(body),
         )
         (staging / "report.tex").write_text(document, encoding="utf-8")
         if pdf:
@@ -64,7 +71,9 @@ def build_report(study: str, tracking_uri: str | None, out: str, profile: str | 
 def _compile(folder: Path) -> None:
     """report.tex -> report.pdf; a missing or failing pdflatex is a notice, not a failure."""
     if shutil.which("pdflatex") is None:
-        click.echo("notice: pdflatex not found, so no report.pdf (install texlive-latex-recommended)", err=True)
+        click.echo(
+            "notice: pdflatex not found, so no report.pdf (install texlive-latex-recommended)", err=True
+        )
         return
     cmd = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"]
     result = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=120)

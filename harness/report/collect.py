@@ -12,14 +12,19 @@ def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # 
     """The most recently started parent run of `study` (optionally of one profile)."""
     experiment = tracker.client.get_experiment_by_name(study)
     if experiment is None:
-        raise HarnessError(f"no MLflow experiment {study!r} at {tracker.uri}; run `harness run-study {study}` first")
+        raise HarnessError(
+            f"no MLflow experiment {study!r} at {tracker.uri}; run `harness run-study {study}` first"
+        )
     query = f"tags.`{ROLE_TAG}` = 'study'"
     if profile:
         query += f" and tags.profile = '{profile}'"
-    runs = tracker.client.search_runs([experiment.experiment_id], query, order_by=["attributes.start_time DESC"],
-                                      max_results=1)
+    runs = tracker.client.search_runs(
+        [experiment.experiment_id], query, order_by=["attributes.start_time DESC"], max_results=1
+    )
     if not runs:
-        raise HarnessError(f"experiment {study!r} has no study run{' for profile ' + profile if profile else ''}")
+        raise HarnessError(
+            f"experiment {study!r} has no study run{' for profile ' + profile if profile else ''}"
+        )
     return runs[0]
 
 

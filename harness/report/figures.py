@@ -30,7 +30,9 @@ def heatmap(frame: pd.DataFrame, spec: Heatmap, path: Path) -> None:
     middle = np.nanmean(values) if finite.any() else 0.0
     for (i, j), value in np.ndenumerate(values):
         if np.isfinite(value):
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < middle else "black")
+            ax.text(
+                j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < middle else "black"
+            )
     if finite.any():
         i, j = np.unravel_index(np.nanargmax(values), values.shape)
         ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))

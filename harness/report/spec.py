@@ -51,9 +51,14 @@ class ReportSpec(BaseModel):
 
 
 DEFAULT_COLUMNS = {
-    "STS12": "STS12.spearman", "STS13": "STS13.spearman", "STS14": "STS14.spearman",
-    "STS15": "STS15.spearman", "STS16": "STS16.spearman", "STS-B": "STSBenchmark.spearman",
-    "SICK-R": "SICKRelatedness.spearman", "Avg.": "STS.avg",
+    "STS12": "STS12.spearman",
+    "STS13": "STS13.spearman",
+    "STS14": "STS14.spearman",
+    "STS15": "STS15.spearman",
+    "STS16": "STS16.spearman",
+    "STS-B": "STSBenchmark.spearman",
+    "SICK-R": "SICKRelatedness.spearman",
+    "Avg.": "STS.avg",
 }
 
 
@@ -61,8 +66,13 @@ def load_spec(study: str) -> ReportSpec:
     """The study's spec, or a default with the STS results table when none exists."""
     path = REPORTS_DIR / f"{study}.yaml"
     if not path.is_file():
-        table = RunsTable(name="sts_results", kind="runs", label="trial {trial}", columns=DEFAULT_COLUMNS,
-                          caption="Spearman correlation x 100 on the STS tasks.")
+        table = RunsTable(
+            name="sts_results",
+            kind="runs",
+            label="trial {trial}",
+            columns=DEFAULT_COLUMNS,
+            caption="Spearman correlation x 100 on the STS tasks.",
+        )
         return ReportSpec(study=study, title=study, tables=[table])
     try:
         return ReportSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))

@@ -24,13 +24,22 @@ def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table:
 
 
 def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
-    grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name)
-    grid.index.name = f"{LATEX_NAMES.get(spec.rows, spec.rows)} \\textbackslash{{}} {LATEX_NAMES.get(spec.columns, spec.columns)}"
-    grid.columns.name = None
-    styler = grid.style.format("{:.2f}", na_rep="--").format_index("{:g}", axis=0).format_index("{:g}", axis=1)
+    grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name).round(2)  # ties bold alike
+    rows, columns = LATEX_NAMES.get(spec.rows, spec.rows), LATEX_NAMES.get(spec.columns, spec.columns)
+    grid.index.name = None
+    grid.columns.name = f"{rows} \\textbackslash{{}} {columns}"
+    styler = (
+        grid.style.format("{:.2f}", na_rep="--").format_index("{:g}", axis=0).format_index("{:g}", axis=1)
+    )
     styler = styler.highlight_max(axis=None, props="textbf:--rwrap;")
-    return styler.to_latex(hrules=True, caption=spec.caption or None, label=f"tab:{spec.name}",
-                           position_float="centering", column_format="l" + "r" * grid.shape[1])
+    return styler.to_latex(
+        hrules=True,
+        caption=spec.caption or None,
+        label=f"tab:{spec.name}",
+        position="H",
+        position_float="centering",
+        column_format="l" + "r" * grid.shape[1],
+    )
 
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
@@ -40,18 +49,26 @@ def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
         labels = [spec.label.format(**row) for row in frame.to_dict("records")]
     except KeyError as exc:
         raise HarnessError(f"table {spec.name}: label uses {exc}, which is not a param of the runs") from None
-    table = pd.DataFrame({header: frame[metric].to_numpy() for header, metric in spec.columns.items()},
-                         index=pd.Index(labels, name="Model"))
+    table = pd.DataFrame(
+        {header: frame[metric].to_numpy() for header, metric in spec.columns.items()},
+        index=pd.Index(labels, name="Model"),
+    )
     return table
 
 
 def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
-    table = runs_frame(frame, spec)
+    table = runs_frame(frame, spec).round(2)  # bold every value that ties the best as printed
     table.index = [_escape(i) for i in table.index]
     table.columns = [_escape(c) for c in table.columns]
     styler = table.style.format("{:.2f}", na_rep="--").highlight_max(axis=0, props="textbf:--rwrap;")
-    return styler.to_latex(hrules=True, caption=spec.caption or None, label=f"tab:{spec.name}",
-                           position_float="centering", column_format="l" + "r" * table.shape[1])
+    return styler.to_latex(
+        hrules=True,
+        caption=spec.caption or None,
+        label=f"tab:{spec.name}",
+        position="H",
+        position_float="centering",
+        column_format="l" + "r" * table.shape[1],
+    )
 
 
 def _escape(text: str) -> str:

@@ -63,7 +63,9 @@ def test_unscored_pairs_are_skipped(tmp_path: Path) -> None:
         ("a\tb\n", None, r"missing data file .*STS.gs.x.txt"),
     ],
 )
-def test_malformed_files_name_file_and_line(tmp_path: Path, inputs: str, gold: str | None, message: str) -> None:
+def test_malformed_files_name_file_and_line(
+    tmp_path: Path, inputs: str, gold: str | None, message: str
+) -> None:
     _write_subset(tmp_path, inputs, gold)
     with pytest.raises(HarnessError, match=message):
         read_sts_subset(tmp_path, "x")
