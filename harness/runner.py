@@ -109,6 +109,9 @@ def run_study(
     except KeyboardInterrupt:
         status = "KILLED"
         raise
+    except BaseException:
+        status = "FAILED"
+        raise
     finally:
         _summarise(opt, tracker, parent)
         tracker.finish(parent, status)

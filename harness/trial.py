@@ -21,7 +21,7 @@ from harness.evaluate.encode import encode
 from harness.evaluate.sts import STS_TASKS, evaluate_sts, load_sts_task, sts_average
 from harness.model.encoder import Encoder
 from harness.registry import get_method
-from harness.tracking import Tracker, git_commit
+from harness.tracking import Tracker, TrialRun, git_commit
 from harness.train.loop import train
 
 DEV_METRIC = "dev.STSBenchmark.spearman"
@@ -94,8 +94,8 @@ def run_trial(
 
 
 def _train_and_evaluate(
-    config: RunConfig, ctx: TrialContext, run, report: Callable[[int, float], None]
-) -> float:  # noqa: ANN001
+    config: RunConfig, ctx: TrialContext, run: TrialRun, report: Callable[[int, float], None]
+) -> float:
     seed_everything(config.seed)
     device = pick_device(config.device)
     amp_dtype = autocast_dtype(device, config.precision)

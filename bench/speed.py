@@ -1,0 +1,85 @@
+"""Time the hot paths of a trial: one SCL training step and the end-of-trial STS evaluation.
+
+    .venv/bin/python bench/speed.py [--model all-MiniLM-L6-v2] [--steps 10] [--batch-size 64]
+
+Prints seconds per training step (fp32 and bf16 autocast) and the STS suite's wall time and sentence
+throughput. Uses the real data in ../shared/data (or HARNESS_DATA_DIR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import torch
+
+from harness.config import resolve_run_config
+from harness.data.nli import pack_batches, read_snli_local
+from harness.data.paths import resolve_data_dir
+from harness.device import autocast, pick_device
+from harness.evaluate.encode import encode
+from harness.evaluate.sts import STS_TASKS, evaluate_sts, load_sts_task, sts_average
+from harness.methods.scl import SupervisedContrastiveNLI
+from harness.model.encoder import Encoder
+
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}
+
+
+def time_steps(
+    model: str, steps: int, batch_size: int, dtype: torch.dtype | None, device: torch.device
+) -> float:
+    config = resolve_run_config({"method": "scl", "lambda": 0.5, "tau": 0.1})
+    torch.manual_seed(0)
+    method = SupervisedContrastiveNLI(Encoder(model, "mean", 48), config.params()).to(device).train()
+    batches = pack_batches(read_snli_local(resolve_data_dir(), ["dev"]), batch_size, random.Random(0))
+    optimizer = torch.optim.AdamW(method.parameters(), lr=2e-5)
+    timings = []
+    for batch in batches[: steps + 1]:
+        start = time.perf_counter()
+        with autocast(device, dtype):
+            loss = method.loss(batch)["loss"]
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        timings.append(time.perf_counter() - start)
+    return sum(timings[1:]) / steps  # the first step warms up allocators and kernels
+
+
+def time_sts(model: str, dtype: torch.dtype | None, device: torch.device) -> tuple[float, int, float]:
+    root = resolve_data_dir()
+    tasks = {t: load_sts_task(root, t) for t in STS_TASKS}
+    encoder = Encoder(model, "mean", 128).to(device)
+    sentences: set[str] = set()
+    start = time.perf_counter()
+    results = evaluate_sts(lambda s: (sentences.update(s), encode(encoder, s, 128, dtype))[1], tasks)
+    return time.perf_counter() - start, len(sentences), sts_average(results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--skip-eval", action="store_true")
+    args = parser.parse_args()
+    device = pick_device()
+    print(
+        f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, model {args.model}"
+    )
+    for name, dtype in PRECISIONS.items():
+        seconds = time_steps(args.model, args.steps, args.batch_size, dtype, device)
+        print(f"SCL train step  {name}: {seconds:.3f} s/step  (batch {args.batch_size} pairs)")
+    if args.skip_eval:
+        return
+    for name, dtype in PRECISIONS.items():
+        seconds, n, avg = time_sts(args.model, dtype, device)
+        print(
+            f"STS suite eval  {name}: {seconds:.1f} s for {n} sentences ({n / seconds:.0f}/s), avg {avg:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
