@@ -13,13 +13,18 @@ from harness.errors import HarnessError
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 
 
-class GridTable(BaseModel):
+class GridSpec(BaseModel):
+    """One metric over two parameters: `rows` x `columns`."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
-    kind: Literal["grid"]
     rows: str
     columns: str
     metric: str
+
+
+class GridTable(GridSpec):
+    kind: Literal["grid"]
     caption: str = ""
 
 
@@ -32,13 +37,8 @@ class RunsTable(BaseModel):
     caption: str = ""
 
 
-class Heatmap(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str
+class Heatmap(GridSpec):
     kind: Literal["heatmap"]
-    rows: str
-    columns: str
-    metric: str
     title: str = ""
 
 

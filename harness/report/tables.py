@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 from harness.errors import HarnessError
 from harness.report.spec import GridTable, RunsTable
 
+BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
 LATEX_NAMES = {"lambda": r"$\lambda$", "tau": r"$\tau$"}
 
 
@@ -31,15 +33,7 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
     styler = (
         grid.style.format("{:.2f}", na_rep="--").format_index("{:g}", axis=0).format_index("{:g}", axis=1)
     )
-    styler = styler.highlight_max(axis=None, props="textbf:--rwrap;")
-    return styler.to_latex(
-        hrules=True,
-        caption=spec.caption or None,
-        label=f"tab:{spec.name}",
-        position="H",
-        position_float="centering",
-        column_format="l" + "r" * grid.shape[1],
-    )
+    return _booktabs(styler.highlight_max(axis=None, props=BOLD), spec.name, spec.caption)
 
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
@@ -60,14 +54,19 @@ def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
     table = runs_frame(frame, spec).round(2)  # bold every value that ties the best as printed
     table.index = [_escape(i) for i in table.index]
     table.columns = [_escape(c) for c in table.columns]
-    styler = table.style.format("{:.2f}", na_rep="--").highlight_max(axis=0, props="textbf:--rwrap;")
+    styler = table.style.format("{:.2f}", na_rep="--").highlight_max(axis=0, props=BOLD)
+    return _booktabs(styler, spec.name, spec.caption)
+
+
+def _booktabs(styler: Styler, name: str, caption: str) -> str:
+    """A centred booktabs table, placed where it is written ([H]), numbers right-aligned."""
     return styler.to_latex(
         hrules=True,
-        caption=spec.caption or None,
-        label=f"tab:{spec.name}",
+        caption=caption or None,
+        label=f"tab:{name}",
         position="H",
         position_float="centering",
-        column_format="l" + "r" * table.shape[1],
+        column_format="l" + "r" * styler.data.shape[1],
     )
 
 

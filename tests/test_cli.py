@@ -1,0 +1,54 @@
+"""The command line: one-line errors, non-zero exits, nothing written on bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["run-study", "lambda_tau_swep"],
+            "error: no study 'lambda_tau_swep'; known studies: lambda_tau_sweep",
+        ),
+        (["run-study", "lambda_tau_sweep", "--profile", "gpu"], "error: "),
+        (
+            ["run-study", "lambda_tau_sweep", "--profile", "paper"],
+            "error: cannot load model 'bert-base-uncased'",
+        ),
+        (["run-study", "lambda_tau_sweep", "--data-dir", "/no/such"], "error: data directory /no/such"),
+        (["report", "lambda_tau_sweep"], "error: no MLflow experiment 'lambda_tau_sweep'"),
+    ],
+)
+def test_bad_input_is_one_line_and_writes_nothing(
+    harness_home: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = harness(*args, env={"HF_HUB_OFFLINE": "1"})
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+    assert not (harness_home / "optuna.journal").exists()
+    assert not (Path.cwd() / "reports" / "build" / ".lambda_tau_sweep.old").exists()
+
+
+def test_methods_and_studies_are_listed() -> None:
+    methods = harness("methods").stdout
+    assert "scl" in methods and "lambda=0.5" in methods and "sbert" in methods
+    studies = harness("studies").stdout
+    assert "lambda_tau_sweep" in studies and "smoke" in studies and "30 trials" in studies

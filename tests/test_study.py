@@ -1,0 +1,37 @@
+"""Optuna specifics: TPE studies, database storages, and the refusal to resume a changed YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_study
+from harness.errors import HarnessError
+from harness.runner import run_study
+from tests.helpers import child_runs, tiny_study
+
+
+def test_tpe_study_on_a_database_storage(tmp_path: Path, tiny_bert: Path) -> None:
+    path = tiny_study(
+        tmp_path, tiny_bert, {"lr": {"low": 1e-5, "high": 1e-3, "log": True}}, name="tpe", max_steps=2
+    )
+    text = Path(path).read_text() + "sampler: tpe\nn_trials: 2\n"
+    Path(path).write_text(text)
+    study = load_study(path)
+    opt = run_study(study, storage_spec=f"sqlite:///{tmp_path / 'optuna.db'}", progress=False)
+    assert [t.state.name for t in opt.trials] == ["COMPLETE", "COMPLETE"]
+    assert all(1e-5 <= t.params["lr"] <= 1e-3 for t in opt.trials)
+    assert len(child_runs("tpe")) == 2
+    again = run_study(study, storage_spec=f"sqlite:///{tmp_path / 'optuna.db'}", progress=False)
+    assert len(again.trials) == 2  # nothing left to run
+
+
+def test_changed_yaml_is_not_resumed(tmp_path: Path, tiny_bert: Path) -> None:
+    path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="changed", max_steps=1)
+    run_study(load_study(path), progress=False)
+    Path(path).write_text(Path(path).read_text().replace("batch_size: 16", "batch_size: 8"))
+    with pytest.raises(HarnessError, match="exists with a different configuration"):
+        run_study(load_study(path), progress=False)
+    fresh = run_study(load_study(path), fresh=True, progress=False)
+    assert [t.state.name for t in fresh.trials] == ["COMPLETE"]
