@@ -7,6 +7,7 @@ on the same study (each pinned to one GPU through CUDA_VISIBLE_DEVICES when GPUs
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.model.encoder import resolve_model_name
+from harness.registry import get_method
 from harness.study import (
     PARENT_RUN,
     best_value,
@@ -45,20 +47,26 @@ optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failure
 
 
 def preflight(study: ResolvedStudy, data_dir: Path) -> None:
-    """Fail before anything is written when data, models or training sets cannot be loaded."""
+    """Fail before anything is written when evaluation data, models or training sets cannot be loaded."""
     grid = study.grid()
-    configs = [study.run_config({k: v[0] for k, v in grid.items()})]
-    for config in configs:
+    configs = [
+        study.run_config(dict(zip(grid, combo, strict=True))) for combo in itertools.product(*grid.values())
+    ]
+    for variant in {c.text_variant for c in configs}:
         for task in STS_TASKS:
-            load_sts_task(data_dir, task, config.text_variant)
-        load_sts_task(data_dir, "STSBenchmark", config.text_variant, "dev")
+            load_sts_task(data_dir, task, variant)
+        load_sts_task(data_dir, "STSBenchmark", variant, "dev")
+    for model in {c.model for c in configs}:
         try:
-            AutoConfig.from_pretrained(resolve_model_name(config.model))
+            AutoConfig.from_pretrained(resolve_model_name(model))
         except OSError as exc:
             raise HarnessError(
-                f"cannot load model {config.model!r}: {str(exc).splitlines()[0]}; "
+                f"cannot load model {model!r}: {str(exc).splitlines()[0]}; "
                 "use a local directory or all-MiniLM-L6-v2 when offline"
             ) from None
+    for config in {(c.method, c.train_data): c for c in configs}.values():
+        method = get_method(config.method)
+        method.load_train_data(config, data_dir)
 
 
 def run_study(

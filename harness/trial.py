@@ -101,7 +101,7 @@ def _train_and_evaluate(
     amp_dtype = autocast_dtype(device, config.precision)
     encoder = Encoder(config.model, config.pooling, config.max_seq_length)
     method = get_method(config.method)(encoder, config.params())
-    data = method.train_data(config, ctx.data_dir)
+    data = method.load_train_data(config, ctx.data_dir)
 
     def encode_fn(sentences: list[str]) -> dict[str, np.ndarray]:
         return encode(encoder, sentences, config.eval_batch_size, amp_dtype)

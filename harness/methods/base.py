@@ -32,7 +32,9 @@ class Method(nn.Module):
         self.encoder = encoder
         self.params = params
 
-    def train_data(self, config: Any, data_dir: Path) -> Sequence[Any]:
+    @classmethod
+    def load_train_data(cls, config: Any, data_dir: Path) -> Sequence[Any]:
+        """The training set named by `config` (cached per process; called once before any trial)."""
         raise NotImplementedError
 
     def batches(self, data: Sequence[Any], batch_size: int, rng: random.Random) -> list[Any]:

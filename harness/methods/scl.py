@@ -51,7 +51,8 @@ class SupervisedContrastiveNLI(Method):
         self.classifier = NLIClassifier(encoder.hidden_size, params.classifier)
         self.max_pos, self.max_neg = parse_selection(params.selection)
 
-    def train_data(self, config: Any, data_dir: Path) -> Sequence[NLIGroup]:
+    @classmethod
+    def load_train_data(cls, config: Any, data_dir: Path) -> Sequence[NLIGroup]:
         return load_nli(config, data_dir)
 
     def batches(self, data: Sequence[NLIGroup], batch_size: int, rng: random.Random) -> list[list[NLIGroup]]:

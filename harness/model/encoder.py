@@ -8,9 +8,12 @@ from pathlib import Path
 import torch
 from torch import nn
 from transformers import AutoModel, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from harness.errors import HarnessError
 from harness.model.pooling import pool
+
+hf_logging.disable_progress_bar()  # per-trial "Loading weights" bars drown the harness's own bars
 
 MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
