@@ -146,9 +146,11 @@ def worker_loop(
     )
 
     def objective(trial: optuna.Trial) -> float:
-        config = study.run_config(suggest(trial, study))
+        values = suggest(trial, study)
+        config = study.run_config(values)
+        label = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
         try:
-            return run_trial(config, ctx, trial.number, report=lambda step, value: trial.report(value, step))
+            return run_trial(config, ctx, trial.number, lambda step, value: trial.report(value, step), label)
         except KeyboardInterrupt:
             mark_interrupted(opt, trial.number)
             raise

@@ -61,6 +61,7 @@ def run_trial(
     ctx: TrialContext,
     number: int,
     report: Callable[[int, float], None] = lambda step, value: None,
+    label: str = "",
 ) -> float:
     """Train and evaluate one configuration; return its best STS-B dev Spearman (the objective).
 
@@ -77,7 +78,9 @@ def run_trial(
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "device": str(pick_device(config.device)),
     }
-    run = ctx.tracker.start_child(ctx.experiment_id, ctx.parent_run_id, f"trial-{number}", tags)
+    run = ctx.tracker.start_child(
+        ctx.experiment_id, ctx.parent_run_id, f"trial-{number} {label}".strip(), tags
+    )
     try:
         run.log_params(config.flat())
         run.log_text(yaml.safe_dump(config.flat(), sort_keys=False), "config.yaml")
