@@ -19,7 +19,8 @@ from harness.data.nli import pack_batches, read_snli_local
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast, pick_device
 from harness.evaluate.encode import encode
-from harness.evaluate.sts import STS_TASKS, evaluate_sts, load_sts_task, sts_average
+from harness.evaluate.sts import STS_TASKS
+from harness.evaluate.suite import evaluate_tasks, flat_metrics
 from harness.methods.scl import SupervisedContrastiveNLI
 from harness.model.encoder import Encoder
 
@@ -49,13 +50,13 @@ def time_steps(
 
 
 def time_sts(model: str, dtype: torch.dtype | None, device: torch.device) -> tuple[float, int, float]:
-    root = resolve_data_dir()
-    tasks = {t: load_sts_task(root, t) for t in STS_TASKS}
     encoder = Encoder(model, "mean", 128).to(device)
     sentences: set[str] = set()
     start = time.perf_counter()
-    results = evaluate_sts(lambda s: (sentences.update(s), encode(encoder, s, 128, dtype))[1], tasks)
-    return time.perf_counter() - start, len(sentences), sts_average(results)
+    results = evaluate_tasks(
+        lambda s: (sentences.update(s), encode(encoder, s, 128, dtype))[1], resolve_data_dir(), STS_TASKS
+    )
+    return time.perf_counter() - start, len(sentences), flat_metrics(results)["STS.avg"]
 
 
 def main() -> None:

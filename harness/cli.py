@@ -81,6 +81,82 @@ def worker_cmd(
     run_worker(load_study(study, profile), storage, tracking_uri, data_dir, not no_progress, position)
 
 
+@cli.command("eval")
+@click.option("--model", required=True, help="hub id, local directory, or all-MiniLM-L6-v2")
+@click.option(
+    "--pooler",
+    default="mean",
+    show_default=True,
+    type=click.Choice(["cls", "cls_before_pooler", "mean", "first_last_avg"]),
+    help="unsupervised SimCSE models: cls_before_pooler",
+)
+@click.option("--tasks", help="comma-separated tasks, e.g. STS12,STSBenchmark,MR,MRPC,AlignUniform")
+@click.option("--suite", type=click.Choice(["sts", "transfer", "full"]), help="task set (default sts)")
+@click.option("--text", default="senteval", show_default=True, type=click.Choice(["senteval", "raw"]))
+@click.option(
+    "--preset", default="prototyping", show_default=True, type=click.Choice(["prototyping", "default"])
+)
+@click.option("--json", "json_path", help="write the results as JSON to this file")
+@click.option("--mlflow", "to_mlflow", is_flag=True, help="log the results into an MLflow run")
+@click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
+@click.option("--tracking-uri", help=TRACKING_HELP)
+@click.option("--data-dir", help=DATA_HELP)
+@click.option(
+    "--precision", default="auto", show_default=True, type=click.Choice(["auto", "fp32", "bf16", "fp16"])
+)
+@click.option("--device", default="auto", show_default=True)
+@click.option("--batch-size", default=128, show_default=True, type=click.IntRange(min=1))
+@click.option("--max-seq-length", type=click.IntRange(min=1), help="default: the model's own (512 at most)")
+@click.option("--no-cache", is_flag=True, help="do not read or write the embedding cache")
+@click.option("--no-progress", is_flag=True)
+def eval_cmd(
+    model: str,
+    pooler: str,
+    tasks: str | None,
+    suite: str | None,
+    text: str,
+    preset: str,
+    json_path: str | None,
+    to_mlflow: bool,
+    experiment: str,
+    tracking_uri: str | None,
+    data_dir: str | None,
+    precision: str,
+    device: str,
+    batch_size: int,
+    max_seq_length: int | None,
+    no_cache: bool,
+    no_progress: bool,
+) -> None:
+    """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
+    from harness.evaluate.run import format_table, log_eval, run_eval, write_json
+    from harness.evaluate.suite import resolve_tasks
+
+    names = resolve_tasks(tasks, suite)
+    results, settings = run_eval(
+        model,
+        names,
+        pooler,
+        text,
+        preset,
+        data_dir,
+        precision,
+        device,
+        batch_size,
+        max_seq_length,
+        not no_cache,
+        not no_progress,
+    )
+    click.echo(format_table(results))
+    click.echo(f"({settings['seconds']} s, {settings['precision']} on {settings['device']})")
+    if json_path:
+        write_json(results, json_path)
+        click.echo(f"results written to {json_path}")
+    if to_mlflow:
+        run_id = log_eval(results, settings, experiment, tracking_uri)
+        click.echo(f"logged to MLflow run {run_id} in experiment {experiment!r}")
+
+
 @cli.command("report")
 @click.argument("study")
 @click.option("--tracking-uri", help=TRACKING_HELP)

@@ -28,7 +28,7 @@ class RunConfig(BaseModel):
 
     method: str = "scl"
     model: str = Field("bert-base-uncased", description="hub id, local directory or all-MiniLM-L6-v2")
-    pooling: Literal["cls", "cls_before_pooler", "mean"] = "mean"
+    pooling: Literal["cls", "cls_before_pooler", "mean", "first_last_avg"] = "mean"
     max_seq_length: int = Field(128, gt=0)
     train_data: Literal["snli_local", "snli_hub"] = "snli_hub"
     snli_splits: list[str] = Field(default_factory=lambda: ["dev", "test"], description="for snli_local")

@@ -85,11 +85,12 @@ class Tracker:
         run = self.client.create_run(experiment_id, run_name=name, tags={**tags, ROLE_TAG: "study"})
         return run.info.run_id
 
-    def start_child(self, experiment_id: str, parent_id: str, name: str, tags: dict[str, str]) -> TrialRun:
-        run = self.client.create_run(
-            experiment_id, run_name=name, tags={**tags, PARENT_TAG: parent_id, ROLE_TAG: "trial"}
-        )
-        return TrialRun(self.client, run.info.run_id)
+    def start_run(self, experiment_id: str, name: str, tags: dict[str, str]) -> LoggedRun:
+        run = self.client.create_run(experiment_id, run_name=name, tags=tags)
+        return LoggedRun(self.client, run.info.run_id)
+
+    def start_child(self, experiment_id: str, parent_id: str, name: str, tags: dict[str, str]) -> LoggedRun:
+        return self.start_run(experiment_id, name, {**tags, PARENT_TAG: parent_id, ROLE_TAG: "trial"})
 
     def finish(self, run_id: str, status: str) -> None:
         self.client.set_terminated(run_id, status=status)
@@ -109,7 +110,7 @@ class Tracker:
         return len(runs)
 
 
-class TrialRun:
+class LoggedRun:
     """One run's logging, buffered so that step metrics cost one store write per flush."""
 
     def __init__(self, client: MlflowClient, run_id: str) -> None:

@@ -17,11 +17,11 @@ import yaml
 
 from harness.config import RunConfig
 from harness.device import autocast_dtype, pick_device
-from harness.evaluate.encode import encode
-from harness.evaluate.sts import STS_TASKS, evaluate_sts, load_sts_task, sts_average
+from harness.evaluate.sts import STS_TASKS
+from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 from harness.model.encoder import Encoder
 from harness.registry import get_method
-from harness.tracking import Tracker, TrialRun, git_commit
+from harness.tracking import LoggedRun, Tracker, git_commit
 from harness.train.loop import train
 
 DEV_METRIC = "dev.STSBenchmark.spearman"
@@ -44,16 +44,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def final_metrics(results: dict[str, dict[str, object]]) -> dict[str, float]:
-    """Flatten STS results into MLflow metric names: `<task>.spearman`, `<task>.pearson`, `STS.avg`."""
-    metrics: dict[str, float] = {}
-    for task, scores in results.items():
-        for key in ("spearman", "pearson", "spearman_mean", "spearman_wmean"):
-            metrics[f"{task}.{key}"] = float(scores[key])
-    metrics["STS.avg"] = sts_average(results)
-    return metrics
 
 
 def run_trial(
@@ -97,7 +87,7 @@ def run_trial(
 
 
 def _train_and_evaluate(
-    config: RunConfig, ctx: TrialContext, run: TrialRun, report: Callable[[int, float], None]
+    config: RunConfig, ctx: TrialContext, run: LoggedRun, report: Callable[[int, float], None]
 ) -> float:
     seed_everything(config.seed)
     device = pick_device(config.device)
@@ -106,13 +96,11 @@ def _train_and_evaluate(
     method = get_method(config.method)(encoder, config.params())
     data = method.load_train_data(config, ctx.data_dir)
 
-    def encode_fn(sentences: list[str]) -> dict[str, np.ndarray]:
-        return encode(encoder, sentences, config.eval_batch_size, amp_dtype)
-
-    dev = {"STSBenchmark": load_sts_task(ctx.data_dir, "STSBenchmark", config.text_variant, "dev")}
+    encode_fn = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
 
     def dev_score() -> float:
-        return float(evaluate_sts(encode_fn, dev)["STSBenchmark"]["spearman"])
+        dev = evaluate_tasks(encode_fn, ctx.data_dir, ["STSBenchmark-dev"], config.text_variant)
+        return float(dev["STSBenchmark-dev"]["spearman"])
 
     def on_dev(step: int, score: float) -> None:
         run.log_metrics({DEV_METRIC: score}, step=step)
@@ -129,13 +117,11 @@ def _train_and_evaluate(
         on_dev=on_dev,
         progress=ctx.progress,
     )
-    tasks = {task: load_sts_task(ctx.data_dir, task, config.text_variant) for task in STS_TASKS}
-    results = evaluate_sts(
-        lambda s: encode(encoder, s, config.eval_batch_size, amp_dtype, ctx.progress), tasks
-    )
+    final_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype, progress=ctx.progress)
+    results = evaluate_tasks(final_encode, ctx.data_dir, STS_TASKS, config.text_variant)
     run.log_metrics(
         {
-            **final_metrics(results),
+            **flat_metrics(results),
             f"{DEV_METRIC}.best": outcome.best_dev,
             "train.best_step": outcome.best_step,
             "train.steps": outcome.steps,

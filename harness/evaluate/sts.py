@@ -8,7 +8,7 @@ of every subset: what SimCSE reports and MTEB computes), `mean` (plain mean over
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -72,17 +72,3 @@ def score_task(subsets: Sequence[STSPairs], embeddings: Embeddings) -> dict[str,
         "n": int(sizes.sum()),
         "subsets": per_subset,
     }
-
-
-def evaluate_sts(
-    encode_fn: Callable[[list[str]], Embeddings], tasks: dict[str, Sequence[STSPairs]]
-) -> dict[str, dict[str, object]]:
-    """Score every task, encoding the union of their sentences in one call (each sentence once)."""
-    sentences = sorted({t for subsets in tasks.values() for s in subsets for t in (*s.sent1, *s.sent2)})
-    embeddings = encode_fn(sentences)
-    return {name: score_task(subsets, embeddings) for name, subsets in tasks.items()}
-
-
-def sts_average(results: dict[str, dict[str, object]]) -> float:
-    """Mean Spearman (`all` setting) over the tasks in `results`: SimCSE's "Avg." column."""
-    return float(np.mean([float(r["spearman"]) for r in results.values()]))

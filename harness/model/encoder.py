@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,10 +32,20 @@ def resolve_model_name(name: str) -> str:
     return name
 
 
+def default_max_length(path: Path, config: object) -> int:
+    """sentence-transformers' `max_seq_length` when the model ships one (256 for all-MiniLM-L6-v2),
+    else 512, never more than the model's position embeddings."""
+    limit = int(getattr(config, "max_position_embeddings", 512))
+    st_config = path / "sentence_bert_config.json"
+    if st_config.is_file():
+        return min(limit, int(json.loads(st_config.read_text()).get("max_seq_length", limit)))
+    return min(limit, 512)
+
+
 class Encoder(nn.Module):
     """AutoModel + tokenizer + pooling. `forward` takes tokenized inputs, `tokenize` makes them."""
 
-    def __init__(self, model_name: str, pooling: str = "mean", max_length: int = 128) -> None:
+    def __init__(self, model_name: str, pooling: str = "mean", max_length: int | None = 128) -> None:
         super().__init__()
         path = resolve_model_name(model_name)
         try:
@@ -46,7 +57,7 @@ class Encoder(nn.Module):
                 "give a local directory, a reachable hub id, or all-MiniLM-L6-v2"
             ) from exc
         self.pooling = pooling
-        self.max_length = max_length
+        self.max_length = max_length or default_max_length(Path(path), self.model.config)
 
     @property
     def hidden_size(self) -> int:
@@ -64,8 +75,12 @@ class Encoder(nn.Module):
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
-        out = self.model(**inputs)
-        return pool(self.pooling, out.last_hidden_state, inputs["attention_mask"], out.get("pooler_output"))
+        need_layers = self.pooling == "first_last_avg"
+        out = self.model(**inputs, output_hidden_states=need_layers)
+        layers = out.hidden_states if need_layers else None
+        return pool(
+            self.pooling, out.last_hidden_state, inputs["attention_mask"], out.get("pooler_output"), layers
+        )
 
     def embed(self, sentences: Sequence[str]) -> torch.Tensor:
         """Tokenize and encode one batch of sentences (grad follows the caller's mode)."""

@@ -4,6 +4,8 @@
   (SimCSE's `cls`).
 - `cls_before_pooler`: the last layer's [CLS] state (how unsupervised SimCSE is evaluated).
 - `mean`: mean of the last layer's token states over the attention mask (SBERT; Liao uses it throughout).
+- `first_last_avg`: mean over the mask of (first layer + last layer) / 2, with the first layer being
+  hidden_states[1], the first transformer layer's output (SimCSE's evaluation code).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from typing import Literal
 
 import torch
 
-Pooling = Literal["cls", "cls_before_pooler", "mean"]
-POOLINGS: tuple[str, ...] = ("cls", "cls_before_pooler", "mean")
+Pooling = Literal["cls", "cls_before_pooler", "mean", "first_last_avg"]
+POOLINGS: tuple[str, ...] = ("cls", "cls_before_pooler", "mean", "first_last_avg")
 
 
 def mean_pool(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -28,10 +30,15 @@ def pool(
     last_hidden_state: torch.Tensor,
     attention_mask: torch.Tensor,
     pooler_output: torch.Tensor | None = None,
+    hidden_states: tuple[torch.Tensor, ...] | None = None,
 ) -> torch.Tensor:
     """Apply pooler `method` (one of POOLINGS) and return [batch, hidden] in fp32."""
     if method == "mean":
         return mean_pool(last_hidden_state, attention_mask)
+    if method == "first_last_avg":
+        if hidden_states is None:
+            raise ValueError("first_last_avg needs the model's hidden_states (output_hidden_states=True)")
+        return mean_pool((hidden_states[1].float() + hidden_states[-1].float()) / 2.0, attention_mask)
     if method == "cls_before_pooler" or (method == "cls" and pooler_output is None):
         return last_hidden_state[:, 0].to(torch.float32)
     if method == "cls":

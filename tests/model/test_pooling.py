@@ -43,3 +43,14 @@ def test_minilm_mean_pooling_matches_sentence_transformers() -> None:
         embedded = torch.nn.functional.normalize(ours.embed(sentences), dim=-1).numpy()
     reference = SentenceTransformer(resolve_model_name("all-MiniLM-L6-v2"), device="cpu").encode(sentences)
     np.testing.assert_allclose(embedded, reference, atol=1e-5)
+
+
+def test_first_last_avg_is_mean_of_first_layer_and_last(tiny_bert: Path) -> None:
+    encoder = Encoder(str(tiny_bert), "first_last_avg").eval()
+    inputs = encoder.tokenize(["one two three", "four"])
+    with torch.no_grad():
+        got = encoder(inputs)
+        states = encoder.model(**inputs, output_hidden_states=True).hidden_states
+    expected = mean_pool((states[1] + states[-1]) / 2, inputs["attention_mask"])
+    assert torch.allclose(got, expected, atol=1e-6)
+    assert not torch.allclose(got, mean_pool(states[-1], inputs["attention_mask"]))

@@ -1,0 +1,58 @@
+"""A content-addressed embedding cache: the same weights, pooler, length and precision never encode a
+sentence twice. Key = sha256 over the model's tensors and those settings; one .npz file per key under
+`.harness/cache/embeddings/` (written atomically)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from harness.tracking import harness_home
+
+
+def fingerprint(model: torch.nn.Module, **settings: object) -> str:
+    """sha256 of every parameter and buffer (name, dtype, shape, bytes) plus `settings`."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        data = tensor.detach().to("cpu").contiguous()
+        digest.update(f"{name}:{data.dtype}:{tuple(data.shape)}".encode())
+        digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+    return digest.hexdigest()[:32]
+
+
+class EmbeddingCache:
+    """sentence -> vector, per fingerprint."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or harness_home() / "cache" / "embeddings"
+
+    def _path(self, key: str) -> Path:
+        return self.root / f"{key}.npz"
+
+    def load(self, key: str) -> dict[str, np.ndarray]:
+        path = self._path(key)
+        if not path.is_file():
+            return {}
+        with np.load(path, allow_pickle=False) as stored:
+            return dict(zip(stored["sentences"].tolist(), stored["vectors"], strict=True))
+
+    def save(self, key: str, embeddings: dict[str, np.ndarray]) -> None:
+        if not embeddings:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        sentences = list(embeddings)
+        vectors = np.stack([embeddings[s] for s in sentences]).astype(np.float32)
+        handle, tmp = tempfile.mkstemp(dir=self.root, suffix=".npz.tmp")
+        os.close(handle)
+        try:
+            with open(tmp, "wb") as out:
+                np.savez(out, sentences=np.array(sentences, dtype=np.str_), vectors=vectors)
+            os.replace(tmp, self._path(key))
+        finally:
+            Path(tmp).unlink(missing_ok=True)

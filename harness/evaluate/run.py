@@ -1,0 +1,102 @@
+"""`harness eval`: evaluate one model on chosen tasks, print a table, write JSON, optionally log to MLflow.
+
+Results are written only after every task has been scored, so a bad data file leaves no JSON and no run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from harness.data.paths import resolve_data_dir
+from harness.device import autocast_dtype, pick_device
+from harness.evaluate.cache import EmbeddingCache
+from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
+from harness.model.encoder import Encoder
+from harness.tracking import Tracker, git_commit
+
+COLUMNS = (
+    "spearman",
+    "pearson",
+    "spearman_mean",
+    "spearman_wmean",
+    "acc",
+    "devacc",
+    "f1",
+    "alignment",
+    "uniformity",
+)
+
+
+def run_eval(
+    model: str,
+    tasks: list[str],
+    pooler: str = "mean",
+    text: str = "senteval",
+    preset: str = "prototyping",
+    data_dir: str | None = None,
+    precision: str = "auto",
+    device: str = "auto",
+    batch_size: int = 128,
+    max_length: int | None = None,
+    cache: bool = True,
+    progress: bool = True,
+) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
+    """(results per task, the settings that produced them)."""
+    root = resolve_data_dir(data_dir)
+    chosen = pick_device(device)
+    amp_dtype = autocast_dtype(chosen, precision)  # type: ignore[arg-type]
+    encoder = Encoder(model, pooler, max_length).to(chosen)
+    encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
+    start = time.perf_counter()
+    results = evaluate_tasks(encode_fn, root, tasks, text, preset)  # type: ignore[arg-type]
+    settings = {
+        "model": model, "pooler": pooler, "text": text, "preset": preset, "tasks": ",".join(tasks),
+        "precision": str(amp_dtype or "fp32"), "device": str(chosen), "max_length": encoder.max_length,
+        "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1),
+    }  # fmt: skip
+    return results, settings
+
+
+def format_table(results: dict[str, dict[str, object]]) -> str:
+    """A plain-text table: one row per task, the scores it has."""
+    present = [c for c in COLUMNS if any(c in r for r in results.values())]
+    lines = [f"{'task':20s}" + "".join(f"{c:>16s}" for c in present)]
+    for task, scores in results.items():
+        cells = "".join(f"{scores[c]:16.2f}" if c in scores else f"{'':16s}" for c in present)
+        lines.append(f"{task:20s}{cells}")
+    averages = {k: v for k, v in flat_metrics(results).items() if k.endswith(".avg")}
+    lines += [f"{name:20s}{value:16.2f}" for name, value in averages.items()]
+    return "\n".join(lines)
+
+
+def write_json(results: dict[str, dict[str, object]], path: str) -> None:
+    """Write atomically: a complete file or none."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    with os.fdopen(handle, "w") as out:
+        json.dump(results, out, indent=2)
+    os.replace(tmp, target)
+
+
+def log_eval(
+    results: dict[str, dict[str, object]], settings: dict[str, object], experiment: str, uri: str | None
+) -> str:
+    """One FINISHED MLflow run holding the settings as params, every score as a metric, the JSON."""
+    tracker = Tracker(uri)
+    experiment_id = tracker.experiment_id(experiment)
+    tags = {"harness.role": "eval", "model": str(settings["model"]), "git_commit": git_commit()}
+    run = tracker.start_run(experiment_id, f"eval {settings['model']} ({settings['pooler']})", tags)
+    try:
+        run.log_params(settings)
+        run.log_metrics(flat_metrics(results))
+        run.log_text(json.dumps(results, indent=2), "results.json")
+    except BaseException as exc:
+        run.finish("FAILED", f"{type(exc).__name__}: {exc}")
+        raise
+    run.finish("FINISHED")
+    return run.run_id

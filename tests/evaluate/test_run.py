@@ -1,0 +1,110 @@
+"""`harness eval`: the JSON shape, MLflow logging, the cache, and nothing written on bad data."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from harness.errors import HarnessError
+from harness.evaluate.cache import EmbeddingCache, fingerprint
+from harness.evaluate.suite import SentenceEncoder, resolve_tasks
+from harness.model.encoder import Encoder
+from harness.tracking import Tracker
+
+
+def harness(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=300,
+    )
+
+
+def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = harness(
+        "eval",
+        "--model",
+        str(tiny_bert),
+        "--tasks",
+        "STS12,STSBenchmark,MRPC,AlignUniform",
+        "--json",
+        str(out),
+        "--mlflow",
+        "--precision",
+        "fp32",
+        "--no-progress",
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert set(data) == {"STS12", "STSBenchmark", "MRPC", "AlignUniform"}
+    assert {"spearman", "spearman_mean", "spearman_wmean", "pearson", "subsets"} <= set(data["STS12"])
+    assert len(data["STS12"]["subsets"]) == 5 and data["STSBenchmark"]["n"] == 1379
+    assert {"acc", "f1", "devacc"} <= set(data["MRPC"])
+    assert "STS12" in result.stdout and "MRPC" in result.stdout
+    tracker = Tracker()
+    runs = tracker.client.search_runs([tracker.client.get_experiment_by_name("eval").experiment_id])
+    assert len(runs) == 1 and runs[0].info.status == "FINISHED"
+    metrics = runs[0].data.metrics
+    assert metrics["STS12.spearman"] == pytest.approx(data["STS12"]["spearman"])
+    assert metrics["MRPC.f1"] == pytest.approx(data["MRPC"]["f1"])
+    assert metrics["AlignUniform.uniformity"] == pytest.approx(data["AlignUniform"]["uniformity"])
+
+
+def test_malformed_data_writes_no_json_and_no_run(tiny_bert: Path, tmp_path: Path, data_dir: Path) -> None:
+    broken = tmp_path / "data" / "senteval" / "STS" / "STS12-en-test"
+    broken.mkdir(parents=True)
+    (broken / "STS.input.x.txt").write_text("a\tb\nc\td\n")
+    (broken / "STS.gs.x.txt").write_text("1.0\nabc\n")
+    out = tmp_path / "r.json"
+    result = harness(
+        "eval",
+        "--model",
+        str(tiny_bert),
+        "--tasks",
+        "STS12",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--json",
+        str(out),
+        "--mlflow",
+        "--no-progress",
+    )
+    assert result.returncode == 2
+    assert "STS.gs.x.txt:2: score 'abc' is not a number" in result.stderr
+    assert not out.exists()
+    experiment = Tracker().client.get_experiment_by_name("eval")
+    assert experiment is None or not Tracker().client.search_runs([experiment.experiment_id])
+
+
+def test_cache_returns_the_same_vectors_without_encoding(tiny_bert: Path, tmp_path: Path) -> None:
+    encoder = Encoder(str(tiny_bert)).eval()
+    cache = EmbeddingCache(tmp_path / "cache")
+    first = SentenceEncoder(encoder, cache=cache)(["a b", "c d e"])
+    calls = []
+    encoder.register_forward_hook(lambda *args: calls.append(1))
+    again = SentenceEncoder(encoder, cache=cache)(["c d e", "a b"])
+    assert not calls
+    np.testing.assert_array_equal(first["a b"], again["a b"])
+    SentenceEncoder(encoder, cache=cache)(["a new one"])
+    assert len(calls) == 1
+    before = fingerprint(encoder, pooling="mean")
+    with torch.no_grad():
+        next(encoder.parameters()).add_(1e-3)
+    assert fingerprint(encoder, pooling="mean") != before
+
+
+def test_task_names_are_checked() -> None:
+    assert resolve_tasks(None, "sts")[0] == "STS12"
+    assert "AlignUniform" in resolve_tasks(None, "full")
+    with pytest.raises(HarnessError, match="did you mean STS12"):
+        resolve_tasks("STS-12")
