@@ -40,7 +40,8 @@ class EmbeddingCache:
         if not path.is_file():
             return {}
         with np.load(path, allow_pickle=False) as stored:
-            return dict(zip(stored["sentences"].tolist(), stored["vectors"], strict=True))
+            sentences = json.loads(stored["sentences"].tobytes().decode("utf-8"))
+            return dict(zip(sentences, stored["vectors"], strict=True))
 
     def save(self, key: str, embeddings: dict[str, np.ndarray]) -> None:
         if not embeddings:
@@ -52,7 +53,9 @@ class EmbeddingCache:
         os.close(handle)
         try:
             with open(tmp, "wb") as out:
-                np.savez(out, sentences=np.array(sentences, dtype=np.str_), vectors=vectors)
+                # UTF-8 JSON bytes: a fixed-width unicode array would pad every sentence to the longest
+                text = np.frombuffer(json.dumps(sentences).encode("utf-8"), dtype=np.uint8)
+                np.savez(out, sentences=text, vectors=vectors)
             os.replace(tmp, self._path(key))
         finally:
             Path(tmp).unlink(missing_ok=True)
