@@ -1,0 +1,29 @@
+"""Supervised contrastive loss over several views (Khosla et al., 2020, eq. 2; SupCL-Seq's objective)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def supcon(features: torch.Tensor, labels: torch.Tensor, temperature: float = 0.1) -> torch.Tensor:
+    """L = mean over anchors i with |P(i)| > 0 of
+        -1/|P(i)| sum_{p in P(i)} log( exp(z_i.z_p / tau) / sum_{a != i} exp(z_i.z_a / tau) )
+
+    over all B * V views z (L2-normalised), where P(i) holds the other views with the same label (the
+    other dropout views of the same sentence included). Sedghamiz et al. (SupCL-Seq) feed V dropout views
+    of each sentence, e.g. dropout probabilities [0.0, 0.1, 0.2].
+
+    Args: features [B, V, d]; labels [B].
+    """
+    batch, views, _ = features.shape
+    z = F.normalize(features.float().reshape(batch * views, -1), dim=-1)
+    view_labels = labels.repeat_interleave(views)
+    logits = z @ z.T / temperature
+    self_mask = torch.eye(batch * views, dtype=torch.bool, device=z.device)
+    log_prob = logits - torch.logsumexp(logits.masked_fill(self_mask, float("-inf")), dim=1, keepdim=True)
+    positive = (view_labels.unsqueeze(0) == view_labels.unsqueeze(1)) & ~self_mask
+    n_pos = positive.sum(dim=1)
+    per_anchor = -torch.where(positive, log_prob, torch.zeros_like(log_prob)).sum(dim=1) / n_pos.clamp(min=1)
+    has_pos = (n_pos > 0).float()
+    return (per_anchor * has_pos).sum() / has_pos.sum().clamp(min=1.0)

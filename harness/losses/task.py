@@ -1,0 +1,21 @@
+"""Task losses of the CS224N multi-task setting."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean of -log softmax(logits)[label] (SST-5 sentiment; paraphrase as 2 classes)."""
+    return F.cross_entropy(logits.float(), labels)
+
+
+def mse(predicted: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """Mean of (predicted - gold)^2 (STS regression on the 0-5 scale)."""
+    return F.mse_loss(predicted.float(), gold.float())
+
+
+def cosine_mse(u: torch.Tensor, v: torch.Tensor, gold: torch.Tensor, scale: float = 5.0) -> torch.Tensor:
+    """Mean of (cos(u, v) - gold / scale)^2: SBERT's CosineSimilarityLoss (Reimers and Gurevych, 2019)."""
+    return F.mse_loss(F.cosine_similarity(u.float(), v.float(), dim=-1), gold.float() / scale)
