@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -21,3 +22,83 @@ class NLIClassifier(nn.Module):
 
     def forward(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return self.net(torch.cat([u, v, (u - v).abs()], dim=-1))
+
+
+def mlp(hidden: int, dropout: float, layers: int = 2) -> nn.Module:
+    """`layers` Linear(hidden, hidden) blocks with dropout before each and ReLU between (Chen: 2 layers,
+    hidden 768, dropout 0.3)."""
+    blocks: list[nn.Module] = []
+    for index in range(layers):
+        blocks += [nn.Dropout(dropout), nn.Linear(hidden, hidden)]
+        if index < layers - 1:
+            blocks.append(nn.ReLU())
+    return nn.Sequential(*blocks)
+
+
+class SentimentHead(nn.Module):
+    """SST-5 logits from one sentence embedding: `linear`, or `mlp` (2 layers with dropout) then linear."""
+
+    def __init__(self, hidden: int, kind: Literal["linear", "mlp"] = "linear", dropout: float = 0.1,
+                 n_classes: int = 5) -> None:  # fmt: skip
+        super().__init__()
+        body = mlp(hidden, dropout) if kind == "mlp" else nn.Dropout(dropout)
+        self.net = nn.Sequential(body, nn.Linear(hidden, n_classes))
+
+    def forward(self, u: torch.Tensor) -> torch.Tensor:
+        return self.net(u)
+
+
+class PairHeads(nn.Module):
+    """Paraphrase logit and STS score (0-5) from two sentence embeddings (Chen Table 3, David et al. 5.4,
+    Phillips 3.2).
+
+    Each task first transforms u and v: `pair_layers` 0 (identity) or 2 (MLP), with `sharing`
+    `separate` (one MLP per task), `first_layer` (the first Linear shared by both tasks) or `shared`
+    (one MLP for both). Then
+      paraphrase `linear`: w . [u, v] + b;  `bilinear`: u^T W v + b;  `cosine`: a cos(u, v) + b (a, b learnt)
+      similarity `cosine`: 5 cos(u, v);  `relu_cosine`: 5 ReLU(cos(u, v)) (Phillips).
+    """
+
+    def __init__(
+        self,
+        hidden: int,
+        paraphrase: Literal["linear", "bilinear", "cosine"] = "linear",
+        similarity: Literal["cosine", "relu_cosine"] = "cosine",
+        pair_layers: Literal[0, 2] = 0,
+        sharing: Literal["separate", "first_layer", "shared"] = "separate",
+        dropout: float = 0.1,
+    ) -> None:
+        super().__init__()
+        self.para_transform, self.sts_transform = self._transforms(hidden, pair_layers, sharing, dropout)
+        self.paraphrase, self.similarity = paraphrase, similarity
+        if paraphrase == "linear":
+            self.para_out: nn.Module = nn.Linear(2 * hidden, 1)
+        elif paraphrase == "bilinear":
+            self.para_out = nn.Bilinear(hidden, hidden, 1)
+        else:
+            self.para_out = nn.Linear(1, 1)
+
+    @staticmethod
+    def _transforms(hidden: int, layers: int, sharing: str, dropout: float) -> tuple[nn.Module, nn.Module]:
+        if layers == 0:
+            return nn.Identity(), nn.Identity()
+        if sharing == "shared":
+            shared = mlp(hidden, dropout)
+            return shared, shared
+        if sharing == "first_layer":
+            first = nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, hidden), nn.ReLU())
+            return (nn.Sequential(first, nn.Dropout(dropout), nn.Linear(hidden, hidden)),
+                    nn.Sequential(first, nn.Dropout(dropout), nn.Linear(hidden, hidden)))  # fmt: skip
+        return mlp(hidden, dropout), mlp(hidden, dropout)
+
+    def paraphrase_logit(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        u, v = self.para_transform(u), self.para_transform(v)
+        if self.paraphrase == "linear":
+            return self.para_out(torch.cat([u, v], dim=-1)).squeeze(-1)
+        if self.paraphrase == "bilinear":
+            return self.para_out(u, v).squeeze(-1)
+        return self.para_out(F.cosine_similarity(u, v, dim=-1).unsqueeze(-1)).squeeze(-1)
+
+    def similarity_score(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        cos = F.cosine_similarity(self.sts_transform(u), self.sts_transform(v), dim=-1)
+        return 5.0 * (F.relu(cos) if self.similarity == "relu_cosine" else cos)

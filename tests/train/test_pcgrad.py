@@ -19,7 +19,9 @@ def test_non_conflicting_gradients_are_unchanged() -> None:
 
 
 def test_only_the_conflicting_pair_is_touched_whatever_the_order() -> None:
-    grads = torch.tensor([[1.0, 0.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # third task conflicts with none
+    grads = torch.tensor(
+        [[1.0, 0.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    )  # third task conflicts with none
     for seed in range(4):
         combined = pcgrad(grads, torch.Generator().manual_seed(seed))
         assert torch.allclose(combined, torch.tensor([0.5, 1.5, 1.0]))

@@ -1,0 +1,38 @@
+import pytest
+import torch
+
+from harness.model.heads import PairHeads, SentimentHead
+
+
+@pytest.mark.parametrize("kind", ["linear", "mlp"])
+def test_sentiment_head_shapes(kind: str) -> None:
+    assert SentimentHead(8, kind).eval()(torch.randn(3, 8)).shape == (3, 5)
+
+
+@pytest.mark.parametrize("paraphrase", ["linear", "bilinear", "cosine"])
+@pytest.mark.parametrize("similarity", ["cosine", "relu_cosine"])
+def test_pair_heads_shapes_and_ranges(paraphrase: str, similarity: str) -> None:
+    heads = PairHeads(8, paraphrase, similarity).eval()  # type: ignore[arg-type]
+    u, v = torch.randn(4, 8), torch.randn(4, 8)
+    assert heads.paraphrase_logit(u, v).shape == (4,)
+    score = heads.similarity_score(u, v)
+    assert score.shape == (4,) and (score <= 5.0 + 1e-5).all()
+    if similarity == "relu_cosine":
+        assert (score >= 0).all()
+    assert torch.allclose(heads.similarity_score(u, u), torch.full((4,), 5.0), atol=1e-5)
+
+
+def test_sharing_modes_share_what_they_say() -> None:
+    def ids(heads: PairHeads) -> tuple[set[int], set[int]]:
+        return (
+            {id(p) for p in heads.para_transform.parameters()},
+            {id(p) for p in heads.sts_transform.parameters()},
+        )
+
+    para, sts = ids(PairHeads(8, pair_layers=2, sharing="separate"))
+    assert not para & sts
+    para, sts = ids(PairHeads(8, pair_layers=2, sharing="first_layer"))
+    assert len(para & sts) == 2 and len(para) == 4  # the first Linear's weight and bias
+    para, sts = ids(PairHeads(8, pair_layers=2, sharing="shared"))
+    assert para == sts
+    assert not list(PairHeads(8, pair_layers=0).para_transform.parameters())
