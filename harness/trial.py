@@ -108,7 +108,7 @@ def _train_and_evaluate(
 
     outcome = train(
         method,
-        data,
+        method.stages(config, data),
         config,
         device,
         amp_dtype,

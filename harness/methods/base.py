@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-import torch
 from pydantic import BaseModel, ConfigDict
 from torch import nn
 
 from harness.model.encoder import Encoder
+from harness.train.loop import Stage
 
 
 class NoParams(BaseModel):
@@ -21,11 +20,13 @@ class NoParams(BaseModel):
 
 
 class Method(nn.Module):
-    """Base class. Subclasses set `Params` (a pydantic model of their own config fields, validated with
-    extra fields forbidden) and implement `train_data`, `batches` and `loss`."""
+    """Base class: an nn.Module that owns the encoder and its heads. Subclasses set `Params` (a pydantic
+    model of their own config fields, validated with extra fields forbidden), `load_train_data` and
+    `stages` (the ordered training phases); `evaluation` names how trials score it."""
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
+    evaluation: ClassVar[Literal["sts", "multitask"]] = "sts"
 
     def __init__(self, encoder: Encoder, params: BaseModel) -> None:
         super().__init__()
@@ -37,9 +38,6 @@ class Method(nn.Module):
         """The training set named by `config` (cached per process; called once before any trial)."""
         raise NotImplementedError
 
-    def batches(self, data: Sequence[Any], batch_size: int, rng: random.Random) -> list[Any]:
-        raise NotImplementedError
-
-    def loss(self, batch: Any) -> dict[str, torch.Tensor]:
-        """A dict with the total under "loss" plus any parts worth logging (all scalar tensors)."""
+    def stages(self, config: Any, data: Any) -> list[Stage]:
+        """The training phases, in order."""
         raise NotImplementedError

@@ -8,7 +8,6 @@ L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +23,7 @@ from harness.methods.base import Method
 from harness.model.encoder import Encoder
 from harness.model.heads import NLIClassifier
 from harness.registry import register_method
+from harness.train.loop import Stage
 
 
 class SCLParams(BaseModel):
@@ -55,8 +55,11 @@ class SupervisedContrastiveNLI(Method):
     def load_train_data(cls, config: Any, data_dir: Path) -> Sequence[NLIGroup]:
         return load_nli(config, data_dir)
 
-    def batches(self, data: Sequence[NLIGroup], batch_size: int, rng: random.Random) -> list[list[NLIGroup]]:
-        return pack_batches(data, batch_size, rng)
+    def stages(self, config: Any, data: Sequence[NLIGroup]) -> list[Stage]:
+        return [
+            Stage(self.name, lambda rng: pack_batches(data, config.batch_size, rng), [self.loss],
+                  config.epochs, config.lr, config.max_steps)
+        ]  # fmt: skip
 
     def loss(self, batch: list[NLIGroup]) -> dict[str, torch.Tensor]:
         premises = [g.premise for g in batch]

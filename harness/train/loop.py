@@ -1,7 +1,11 @@
-"""One training loop for every method: AdamW, linear warm-up/decay, autocast, periodic dev evaluation.
+"""One training loop for every method: stages in order, AdamW, linear warm-up/decay, autocast, periodic
+dev evaluation, best checkpoint.
 
-The step itself is the five lines under `# step`; everything else is bookkeeping. Losses are summed on
-the device and read back only every `log_every` steps, so there is no per-step host sync.
+A method is a list of `Stage`s (contrastive pre-training, task fine-tuning, ...), each with its own
+batches, epochs, learning rate and step budget. A stage has one or more `updates`: each is a loss
+function, and every batch gets one optimizer step per update, in order (Chen's fusion: the task loss,
+then the contrastive loss, on the same batch). Losses are summed on the device and read back only every
+`log_every` steps, so there is no per-step host sync.
 """
 
 from __future__ import annotations
@@ -9,22 +13,42 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import torch
+from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from harness.config import RunConfig
 from harness.device import autocast
 from harness.errors import HarnessError
-from harness.methods.base import Method
+from harness.train.pcgrad import pcgrad_backward
+
+LossFn = Callable[[Any], dict[str, torch.Tensor]]
 
 
 class TrainingDiverged(HarnessError):
     """The loss became NaN or infinite."""
+
+
+@dataclass
+class Stage:
+    """One phase of a method. `updates` are loss functions (one optimizer step each per batch); a loss
+    dict holds the total under "loss", parts to log, and for `combine: pcgrad` the per-task losses under
+    "task_losses" (a stacked tensor)."""
+
+    name: str
+    make_batches: Callable[[random.Random], Sequence[Any]]
+    updates: Sequence[LossFn]
+    epochs: int = 1
+    lr: float = 2e-5
+    max_steps: int | None = None
+    trainable: Callable[[], list[nn.Parameter]] | None = None
+    combine: Literal["sum", "pcgrad"] = "sum"
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -35,25 +59,25 @@ class TrainOutcome:
     seconds: float
 
 
-def batch_stream(method: Method, data: Any, config: RunConfig) -> tuple[Iterator[Any], int]:
-    """Batches epoch after epoch (reshuffled with seed + epoch), and the number of steps to run."""
-    per_epoch = len(method.batches(data, config.batch_size, random.Random(config.seed)))
+def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int]:
+    """Batches epoch after epoch (reshuffled with seed + epoch) and the number of steps to run."""
+    per_epoch = len(stage.make_batches(random.Random(seed)))
     if per_epoch == 0:
-        raise HarnessError("the training set is empty; check train_data / train_limit")
-    total = per_epoch * config.epochs
-    if config.max_steps:
-        total = min(total, config.max_steps)
+        raise HarnessError(f"stage {stage.name}: the training set is empty; check its data fields")
+    total = per_epoch * stage.epochs
+    if stage.max_steps:
+        total = min(total, stage.max_steps)
 
     def stream() -> Iterator[Any]:
-        for epoch in range(config.epochs):
-            yield from method.batches(data, config.batch_size, random.Random(config.seed + epoch))
+        for epoch in range(stage.epochs):
+            yield from stage.make_batches(random.Random(seed + epoch))
 
     return stream(), total
 
 
 def train(
-    method: Method,
-    data: Any,
+    model: nn.Module,
+    stages: Sequence[Stage],
     config: RunConfig,
     device: torch.device,
     amp_dtype: torch.dtype | None,
@@ -62,74 +86,95 @@ def train(
     on_dev: Callable[[int, float], None],
     progress: bool = True,
 ) -> TrainOutcome:
-    """Train `method` in place; return the best dev score (its weights are restored when keep_best)."""
-    method.to(device).train()
-    batches, total = batch_stream(method, data, config)
-    params = [p for p in method.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total), total)
-    scaler = torch.amp.GradScaler(device.type) if amp_dtype == torch.float16 else None
-    sums: dict[str, torch.Tensor] = {}
-    since_log = 0
+    """Run every stage in order; return the best dev score (its weights are restored when keep_best)."""
+    model.to(device).train()
     best, best_step, best_state = -math.inf, 0, None
-    start = time.perf_counter()
-    bar = tqdm(total=total, desc="train", unit="step", disable=not progress, leave=False, mininterval=1.0)
-    postfix: dict[str, str] = {}
-    for step, batch in enumerate(batches, start=1):
-        # step
-        with autocast(device, amp_dtype):
-            parts = method.loss(batch)
-        optimizer.zero_grad(set_to_none=True)
-        _backward_and_step(parts["loss"], params, optimizer, scaler, config.max_grad_norm)
-        scheduler.step()
+    step, start = 0, time.perf_counter()
+    for index, stage in enumerate(stages):
+        batches, total = stage_batches(stage, config.seed)
+        params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=stage.lr, weight_decay=config.weight_decay)
+        updates = total * len(stage.updates)
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * updates), updates)
+        scaler = torch.amp.GradScaler(device.type) if amp_dtype == torch.float16 else None
+        sums: dict[str, torch.Tensor] = {}
+        since_log, postfix = 0, {}
+        bar = tqdm(total=total, desc=f"train {stage.name}", unit="step", disable=not progress, leave=False,
+                   mininterval=1.0)  # fmt: skip
+        for stage_step, batch in enumerate(batches, start=1):
+            step += 1
+            for update in stage.updates:
+                # step
+                with autocast(device, amp_dtype):
+                    parts = update(batch)
+                optimizer.zero_grad(set_to_none=True)
+                _backward(parts, params, stage.combine, scaler)
+                _clip_and_step(params, optimizer, scaler, config.max_grad_norm)
+                scheduler.step()
+                for key, value in parts.items():
+                    if key != "task_losses":
+                        sums[key] = sums.get(key, 0.0) + value.detach().float()
+            since_log += 1
+            bar.update(1)
+            if stage_step % config.log_every == 0 or stage_step == total:
+                means = {f"train.{k}": float(v) / since_log for k, v in sums.items()}
+                if not all(math.isfinite(v) for v in means.values()):
+                    raise TrainingDiverged(
+                        f"loss became {means['train.loss']} by step {step} (stage {stage.name}); "
+                        "lower lr or use precision: fp32"
+                    )
+                on_metrics(step, {**means, "train.lr": scheduler.get_last_lr()[0], "train.stage": index})
+                postfix["loss"] = f"{means['train.loss']:.4f}"
+                bar.set_postfix(postfix)
+                sums, since_log = {}, 0
+            last = index == len(stages) - 1 and stage_step == total
+            if step % config.eval_every == 0 or stage_step == total:
+                score = dev_score()
+                if score > best:
+                    best, best_step = score, step
+                    if config.keep_best and not last:
+                        best_state = {
+                            k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
+                        }
+                postfix.update(dev=f"{score:.2f}", best=f"{best:.2f}")
+                bar.set_postfix(postfix)
+                on_dev(step, score)
+            if stage_step >= total:
+                break
+        bar.close()
+    if config.keep_best and best_state is not None and best_step != step:
+        model.load_state_dict(best_state)
+    return TrainOutcome(best, best_step, step, time.perf_counter() - start)
 
-        for key, value in parts.items():
-            sums[key] = sums.get(key, 0.0) + value.detach().float()
-        since_log += 1
-        bar.update(1)
-        if step % config.log_every == 0 or step == total:
-            means = {f"train.{k}": float(v) / since_log for k, v in sums.items()}
-            if not all(math.isfinite(v) for v in means.values()):
-                raise TrainingDiverged(
-                    f"loss became {means['train.loss']} by step {step}; lower lr or use precision: fp32"
-                )
-            on_metrics(step, {**means, "train.lr": scheduler.get_last_lr()[0]})
-            postfix["loss"] = f"{means['train.loss']:.4f}"
-            bar.set_postfix(postfix)
-            sums, since_log = {}, 0
-        if step % config.eval_every == 0 or step == total:
-            score = dev_score()
-            if score > best:
-                best, best_step = score, step
-                if config.keep_best and step != total:
-                    best_state = {k: v.detach().to("cpu", copy=True) for k, v in method.state_dict().items()}
-            postfix.update(dev=f"{score:.2f}", best=f"{best:.2f}")
-            bar.set_postfix(postfix)
-            on_dev(step, score)
-        if step >= total:
-            break
-    bar.close()
-    if config.keep_best and best_state is not None and best_step != total:
-        method.load_state_dict(best_state)
-    return TrainOutcome(best, best_step, total, time.perf_counter() - start)
+
+def _backward(
+    parts: dict[str, torch.Tensor],
+    params: list[nn.Parameter],
+    combine: str,
+    scaler: torch.amp.GradScaler | None,
+) -> None:
+    if combine == "pcgrad" and "task_losses" in parts:
+        losses = list(parts["task_losses"].unbind(0))
+        pcgrad_backward([scaler.scale(x) for x in losses] if scaler else losses, params)
+    elif scaler is not None:
+        scaler.scale(parts["loss"]).backward()
+    else:
+        parts["loss"].backward()
 
 
-def _backward_and_step(
-    loss: torch.Tensor,
-    params: list[torch.nn.Parameter],
+def _clip_and_step(
+    params: list[nn.Parameter],
     optimizer: torch.optim.Optimizer,
     scaler: torch.amp.GradScaler | None,
-    max_grad_norm: float,
+    max_norm: float,
 ) -> None:
-    if scaler is None:
-        loss.backward()
-        if max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
-        optimizer.step()
+    if scaler is not None:
+        if max_norm > 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(optimizer)
+        scaler.update()
         return
-    scaler.scale(loss).backward()
-    if max_grad_norm > 0:
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
-    scaler.step(optimizer)
-    scaler.update()
+    if max_norm > 0:
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+    optimizer.step()
