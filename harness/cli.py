@@ -51,7 +51,7 @@ def run_study_cmd(
     opt = run_study(resolved, storage, tracking_uri, data_dir, workers, fresh, retry_failed, not no_progress)
     click.echo(
         f"study {resolved.optuna_name}: {done_count(opt)} trial(s) complete, "
-        f"best STS-B dev Spearman {best_value(opt):.2f}"
+        f"best dev score (the objective) {best_value(opt):.4g}"
     )
     if done_count(opt):
         click.echo(f"best parameters: {opt.best_params}")

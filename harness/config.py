@@ -119,7 +119,6 @@ class StudyConfig(BaseModel):
     description: str = ""
     sampler: Literal["grid", "tpe"] = "grid"
     n_trials: int | None = Field(None, gt=0, description="required for tpe")
-    objective: Literal["dev.STSBenchmark.spearman"] = "dev.STSBenchmark.spearman"
     default_profile: str = "paper"
     base: dict[str, Any] = Field(default_factory=dict)
     search: SearchSpace = Field(default_factory=dict)

@@ -283,7 +283,7 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
         if key:
             counts[key] += 1
     best = best_value(opt)
-    metrics = {**counts, **({"best.dev.STSBenchmark.spearman": best} if best == best else {})}
+    metrics = {**counts, **({"best.objective": best} if best == best else {})}
     tracker.log_metrics(parent, metrics)
     if best == best:
         tracker.client.set_tag(parent, "best_params", str(opt.best_params))

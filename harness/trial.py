@@ -17,14 +17,12 @@ import yaml
 
 from harness.config import RunConfig
 from harness.device import autocast_dtype, pick_device
-from harness.evaluate.sts import STS_TASKS
-from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
+from harness.evaluate.objectives import Evaluator
+from harness.evaluate.suite import SentenceEncoder
 from harness.model.encoder import Encoder
 from harness.registry import get_method
 from harness.tracking import LoggedRun, Tracker, git_commit
 from harness.train.loop import train
-
-DEV_METRIC = "dev.STSBenchmark.spearman"
 
 
 @dataclass
@@ -96,14 +94,17 @@ def _train_and_evaluate(
     method = get_method(config.method)(encoder, config.params())
     data = method.load_train_data(config, ctx.data_dir)
 
-    encode_fn = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
-
-    def dev_score() -> float:
-        dev = evaluate_tasks(encode_fn, ctx.data_dir, ["STSBenchmark-dev"], config.text_variant)
-        return float(dev["STSBenchmark-dev"]["spearman"])
+    evaluator = Evaluator(
+        method,
+        config,
+        data,
+        ctx.data_dir,
+        SentenceEncoder(encoder, config.eval_batch_size, amp_dtype),
+        SentenceEncoder(encoder, config.eval_batch_size, amp_dtype, progress=ctx.progress),
+    )
 
     def on_dev(step: int, score: float) -> None:
-        run.log_metrics({DEV_METRIC: score}, step=step)
+        run.log_metrics({evaluator.dev_metric: score}, step=step)
         report(step, score)
 
     outcome = train(
@@ -112,22 +113,21 @@ def _train_and_evaluate(
         config,
         device,
         amp_dtype,
-        dev_score,
+        evaluator.dev,
         on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
         on_dev=on_dev,
         progress=ctx.progress,
     )
-    final_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype, progress=ctx.progress)
-    results = evaluate_tasks(final_encode, ctx.data_dir, STS_TASKS, config.text_variant)
+    metrics, results = evaluator.final()
     run.log_metrics(
         {
-            **flat_metrics(results),
-            f"{DEV_METRIC}.best": outcome.best_dev,
+            **metrics,
+            f"{evaluator.dev_metric}.best": outcome.best_dev,
             "train.best_step": outcome.best_step,
             "train.steps": outcome.steps,
             "train.seconds": outcome.seconds,
         },
         step=outcome.steps,
     )
-    run.log_text(json.dumps(results, indent=2), "sts_results.json")
+    run.log_text(json.dumps(results, indent=2), "results.json")
     return outcome.best_dev

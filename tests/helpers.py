@@ -29,7 +29,6 @@ def tiny_study(
             "max_seq_length": 32,
             "precision": "fp32",
             "eval_batch_size": 512,
-            "selection": "allpalln",
             **base,
         },
         "search": search,

@@ -60,7 +60,7 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
         trial = opt.trials[int(tags["trial"])]
         assert trial.value == pytest.approx(max(m.value for m in dev))
         artifacts = {a.path for a in tracker.client.list_artifacts(child.info.run_id)}
-        assert {"config.yaml", "sts_results.json"} <= artifacts
+        assert {"config.yaml", "results.json"} <= artifacts
 
     folder = build_report("lambda_tau_sweep", None, str(tmp_path / "build"), None, pdf=False)
     grid = (folder / "grid_sts_avg.tex").read_text()

@@ -1,3 +1,3 @@
 """Built-in methods. Each module registers one method with `@register_method`; import it here."""
 
-from harness.methods import sbert, scl  # noqa: F401
+from harness.methods import frozen, multitask, sbert, scl  # noqa: F401

@@ -82,6 +82,15 @@ class Encoder(nn.Module):
             self.pooling, out.last_hidden_state, inputs["attention_mask"], out.get("pooler_output"), layers
         )
 
+    def set_dropout(self, probability: float) -> None:
+        """Set every nn.Dropout in the transformer (hidden and attention-probability dropout) to p."""
+        for module in self.model.modules():
+            if isinstance(module, nn.Dropout):
+                module.p = probability
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            if hasattr(self.model.config, name):
+                setattr(self.model.config, name, probability)
+
     def embed(self, sentences: Sequence[str]) -> torch.Tensor:
         """Tokenize and encode one batch of sentences (grad follows the caller's mode)."""
         return self(self.tokenize(sentences))
