@@ -209,7 +209,10 @@ def methods_cmd() -> None:
 
     for name in method_names():
         cls = get_method(name)
-        fields = ", ".join(f"{f.alias or k}={f.default!r}" for k, f in cls.Params.model_fields.items())
+        fields = ", ".join(
+            f"{f.alias or k}={f.get_default(call_default_factory=True)!r}"
+            for k, f in cls.Params.model_fields.items()
+        )
         summary = (cls.__module__ and sys.modules[cls.__module__].__doc__ or "").strip().splitlines()[0]
         click.echo(f"{name:10s} {summary}\n{'':10s} params: {fields or '-'}")
 

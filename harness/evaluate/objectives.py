@@ -39,7 +39,9 @@ class Evaluator:
         if self.method.evaluation == "sts":
             dev = evaluate_tasks(self.encode, self.data_dir, ["STSBenchmark-dev"], self.config.text_variant)
             return float(dev["STSBenchmark-dev"]["spearman"])
-        scores = evaluate_multitask(self.method, self.data, self.encode, self.method.tasks)
+        scores = evaluate_multitask(
+            self.method, self.method.task_data(self.data), self.encode, self.method.tasks
+        )
         return scores[self.dev_metric.removeprefix("dev.")]
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
@@ -47,5 +49,7 @@ class Evaluator:
         if self.method.evaluation == "sts":
             results = evaluate_tasks(self.final_encode, self.data_dir, STS_TASKS, self.config.text_variant)
             return flat_metrics(results), results
-        scores = evaluate_multitask(self.method, self.data, self.final_encode, self.method.tasks)
+        scores = evaluate_multitask(
+            self.method, self.method.task_data(self.data), self.final_encode, self.method.tasks
+        )
         return {f"dev.{k}": v for k, v in scores.items()}, scores

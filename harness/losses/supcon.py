@@ -6,18 +6,22 @@ import torch
 import torch.nn.functional as F
 
 
-def supcon(features: torch.Tensor, labels: torch.Tensor, temperature: float = 0.1) -> torch.Tensor:
+def supcon(
+    features: torch.Tensor, labels: torch.Tensor, temperature: float = 0.1, normalize: bool = True
+) -> torch.Tensor:
     """L = mean over anchors i with |P(i)| > 0 of
         -1/|P(i)| sum_{p in P(i)} log( exp(z_i.z_p / tau) / sum_{a != i} exp(z_i.z_a / tau) )
 
-    over all B * V views z (L2-normalised), where P(i) holds the other views with the same label (the
+    over all B * V views z (L2-normalised unless `normalize` is False: SupCL-Seq uses the plain inner
+    product), where P(i) holds the other views with the same label (the
     other dropout views of the same sentence included). Sedghamiz et al. (SupCL-Seq) feed V dropout views
     of each sentence, e.g. dropout probabilities [0.0, 0.1, 0.2].
 
     Args: features [B, V, d]; labels [B].
     """
     batch, views, _ = features.shape
-    z = F.normalize(features.float().reshape(batch * views, -1), dim=-1)
+    z = features.float().reshape(batch * views, -1)
+    z = F.normalize(z, dim=-1) if normalize else z
     view_labels = labels.repeat_interleave(views)
     logits = z @ z.T / temperature
     self_mask = torch.eye(batch * views, dtype=torch.bool, device=z.device)

@@ -1,3 +1,14 @@
 """Built-in methods. Each module registers one method with `@register_method`; import it here."""
 
-from harness.methods import frozen, multitask, sbert, scl  # noqa: F401
+from harness.methods import (  # noqa: F401
+    contrastive_first,
+    frozen,
+    fusion,
+    multitask,
+    sbert,
+    scl,
+    sup_simcse,
+    supcl_seq,
+    supervised_first,
+    unsup_simcse,
+)

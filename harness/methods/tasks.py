@@ -25,6 +25,11 @@ def _multitask(data_dir: Path, quora_train: str | None) -> MultitaskData:
     return read_multitask(data_dir, Path(quora_train) if quora_train else None)
 
 
+def multitask_data(config: Any, data_dir: Path) -> MultitaskData:
+    """The CS224N sets (cached per process); Quora from `quora_train` when the method has that field."""
+    return _multitask(data_dir, getattr(config.params(), "quora_train", None))
+
+
 class TaskMethod(Method):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
@@ -44,9 +49,13 @@ class TaskMethod(Method):
     def tasks(self) -> tuple[str, ...]:
         return (self.params.single_task,) if self.params.combiner == "single" else TASKS
 
+    def task_data(self, data: Any) -> MultitaskData:
+        """The CS224N sets inside what `load_train_data` returned (scored on their dev splits)."""
+        return data
+
     @classmethod
     def load_train_data(cls, config: Any, data_dir: Path) -> MultitaskData:
-        return _multitask(data_dir, config.params().quora_train)
+        return multitask_data(config, data_dir)
 
     def task_loss(self, task: str, rows: list[int], data: MultitaskData) -> torch.Tensor:
         """CE on SST-5, BCE on Quora's paraphrase logit, MSE on the 0-5 STS score."""

@@ -1,0 +1,41 @@
+"""Contrastive and task training composed (Chen 3.3): the shared base of `contrastive_first`,
+`supervised_first` and `fusion`. The contrastive stage has its own `contrastive_*` schedule; the task
+stage uses the run's epochs / lr / batch_size / max_steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.data.cs224n import MultitaskData
+from harness.methods.contrastive import ContrastiveMixin, contrastive_examples
+from harness.methods.params import ContrastiveParams, HeadParams
+from harness.methods.tasks import TaskMethod, multitask_data
+from harness.model.encoder import Encoder
+from harness.train.loop import Stage
+
+
+class ComposedParams(HeadParams, ContrastiveParams):
+    pass
+
+
+class ComposedMethod(ContrastiveMixin, TaskMethod):
+    Params = ComposedParams
+
+    def __init__(self, encoder: Encoder, params: ComposedParams) -> None:
+        TaskMethod.__init__(self, encoder, params)
+        self.init_contrastive(params)
+
+    @classmethod
+    def load_train_data(cls, config: Any, data_dir: Path) -> tuple[MultitaskData, list[Any]]:
+        tasks = multitask_data(config, data_dir)
+        params = config.params()
+        return tasks, contrastive_examples(params.contrastive, params, config, data_dir, tasks)
+
+    def task_data(self, data: tuple[MultitaskData, list[Any]]) -> MultitaskData:
+        return data[0]
+
+    def contrastive(self, examples: list[Any]) -> Stage:
+        p = self.params
+        return self.contrastive_stage(p.contrastive, examples, p.contrastive_epochs, p.contrastive_lr,
+                                      p.contrastive_batch_size, p.contrastive_max_steps)  # fmt: skip
