@@ -39,7 +39,7 @@ from harness.study import (
     remaining,
     suggest,
 )
-from harness.tracking import Tracker, git_commit
+from harness.tracking import Tracker, git_commit, resolve_tracking_uri
 from harness.trial import TrialContext, run_trial
 
 EXPERIMENT = "mlflow_experiment_id"
@@ -81,6 +81,9 @@ def run_study(
 ) -> optuna.Study:
     """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted."""
     root = resolve_data_dir(data_dir)
+    os.environ["MLFLOW_TRACKING_URI"] = resolve_tracking_uri(
+        tracking_uri
+    )  # methods reading MLflow (ensemble)
     preflight(study, root)
     storage = open_storage(storage_spec)
     if fresh:

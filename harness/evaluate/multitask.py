@@ -3,7 +3,8 @@
 "Overall" is reported both ways the papers define it:
     overall       = (acc_sst + acc_quora + r) / 3                 (Chen)
     overall_r01   = (acc_sst + acc_quora + (r + 1) / 2) / 3       (David et al.)
-Scores are fractions (0-1), as the papers print them.
+Scores are fractions (0-1), as the papers print them. Predictions (SST class probabilities, Quora
+paraphrase probabilities, STS scores) are kept apart from scoring so that an ensemble can combine them.
 """
 
 from __future__ import annotations
@@ -15,43 +16,61 @@ from scipy.stats import pearsonr
 from harness.data.cs224n import MultitaskData
 from harness.evaluate.suite import SentenceEncoder
 
+Predictions = dict[str, np.ndarray]
+
 
 def _tensor(embeddings: dict[str, np.ndarray], texts: list[str], device: torch.device) -> torch.Tensor:
     return torch.from_numpy(np.stack([embeddings[t] for t in texts])).to(device)
 
 
 @torch.inference_mode()
-def evaluate_multitask(
+def predict_multitask(
     method: torch.nn.Module, data: MultitaskData, encode: SentenceEncoder, tasks: tuple[str, ...]
-) -> dict[str, float]:
-    """Dev scores of `method`'s heads (`sentiment`, `pairs`) for `tasks`; both overalls with all three."""
+) -> Predictions:
+    """Dev-set predictions of `method`'s heads (`sentiment`, `pairs`) for `tasks`."""
     was_training = method.training
     method.eval()
     try:
-        sentences = set()
-        if "sst" in tasks:
-            sentences.update(data.sst_dev.texts)
+        sentences: set[str] = set(data.sst_dev.texts) if "sst" in tasks else set()
         for task, pairs in (("quora", data.quora_dev), ("sts", data.sts_dev)):
             if task in tasks:
                 sentences.update(pairs.first + pairs.second)
         emb = encode(sorted(sentences))
         device = next(method.parameters()).device
-        scores: dict[str, float] = {}
+        out: Predictions = {}
         if "sst" in tasks:
             logits = method.sentiment(_tensor(emb, data.sst_dev.texts, device))
-            scores["sst.acc"] = float((logits.argmax(-1).cpu().numpy() == data.sst_dev.labels).mean())
+            out["sst"] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         if "quora" in tasks:
             u, v = (_tensor(emb, t, device) for t in (data.quora_dev.first, data.quora_dev.second))
-            predicted = (method.pairs.paraphrase_logit(u, v) > 0).cpu().numpy()
-            scores["quora.acc"] = float((predicted == data.quora_dev.targets.astype(bool)).mean())
+            out["quora"] = torch.sigmoid(method.pairs.paraphrase_logit(u, v).float()).cpu().numpy()
         if "sts" in tasks:
             u, v = (_tensor(emb, t, device) for t in (data.sts_dev.first, data.sts_dev.second))
-            predicted = method.pairs.similarity_score(u, v).float().cpu().numpy()
-            scores["sts.pearson"] = float(pearsonr(predicted, data.sts_dev.targets).statistic)
-        if len(scores) == 3:
-            acc = scores["sst.acc"] + scores["quora.acc"]
-            scores["overall"] = (acc + scores["sts.pearson"]) / 3
-            scores["overall_r01"] = (acc + (scores["sts.pearson"] + 1) / 2) / 3
-        return scores
+            out["sts"] = method.pairs.similarity_score(u, v).float().cpu().numpy()
+        return out
     finally:
         method.train(was_training)
+
+
+def score_predictions(predictions: Predictions, data: MultitaskData) -> dict[str, float]:
+    """Accuracy / Pearson per task present, and both overalls when all three are."""
+    scores: dict[str, float] = {}
+    if "sst" in predictions:
+        scores["sst.acc"] = float((predictions["sst"].argmax(-1) == data.sst_dev.labels).mean())
+    if "quora" in predictions:
+        scores["quora.acc"] = float(
+            ((predictions["quora"] > 0.5) == data.quora_dev.targets.astype(bool)).mean()
+        )
+    if "sts" in predictions:
+        scores["sts.pearson"] = float(pearsonr(predictions["sts"], data.sts_dev.targets).statistic)
+    if len(scores) == 3:
+        acc = scores["sst.acc"] + scores["quora.acc"]
+        scores["overall"] = (acc + scores["sts.pearson"]) / 3
+        scores["overall_r01"] = (acc + (scores["sts.pearson"] + 1) / 2) / 3
+    return scores
+
+
+def evaluate_multitask(
+    method: torch.nn.Module, data: MultitaskData, encode: SentenceEncoder, tasks: tuple[str, ...]
+) -> dict[str, float]:
+    return score_predictions(predict_multitask(method, data, encode, tasks), data)

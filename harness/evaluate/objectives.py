@@ -3,7 +3,8 @@ objective) and the final metrics.
 
 - `sts`: STS-B dev Spearman; finally STS12-16, STS-B test, SICK-R test and their average.
 - `multitask`: CS224N dev overall (Chen's mean; the single task's score for single-task methods);
-  finally every dev score and both overalls.
+  finally every dev score and both overalls, and the dev predictions (for ensembles).
+- `ensemble`: the same scores, from the method's combined predictions of other runs (no encoder).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.evaluate.multitask import evaluate_multitask
+from harness.evaluate.multitask import predict_multitask, score_predictions
 from harness.evaluate.sts import STS_TASKS
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 
@@ -35,13 +36,16 @@ class Evaluator:
         tasks = self.method.tasks
         return "dev.overall" if len(tasks) == 3 else f"dev.{SINGLE_TASK_SCORE[tasks[0]]}"
 
+    def _predictions(self, encode: SentenceEncoder) -> dict[str, Any]:
+        if self.method.evaluation == "ensemble":
+            return self.method.combined_predictions(self.data)
+        return predict_multitask(self.method, self.method.task_data(self.data), encode, self.method.tasks)
+
     def dev(self) -> float:
         if self.method.evaluation == "sts":
             dev = evaluate_tasks(self.encode, self.data_dir, ["STSBenchmark-dev"], self.config.text_variant)
             return float(dev["STSBenchmark-dev"]["spearman"])
-        scores = evaluate_multitask(
-            self.method, self.method.task_data(self.data), self.encode, self.method.tasks
-        )
+        scores = score_predictions(self._predictions(self.encode), self.method.task_data(self.data))
         return scores[self.dev_metric.removeprefix("dev.")]
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
@@ -49,7 +53,7 @@ class Evaluator:
         if self.method.evaluation == "sts":
             results = evaluate_tasks(self.final_encode, self.data_dir, STS_TASKS, self.config.text_variant)
             return flat_metrics(results), results
-        scores = evaluate_multitask(
-            self.method, self.method.task_data(self.data), self.final_encode, self.method.tasks
-        )
-        return {f"dev.{k}": v for k, v in scores.items()}, scores
+        predictions = self._predictions(self.final_encode)
+        scores = score_predictions(predictions, self.method.task_data(self.data))
+        results = {"scores": scores, "predictions": {k: v.tolist() for k, v in predictions.items()}}
+        return {f"dev.{k}": v for k, v in scores.items()}, results

@@ -2,6 +2,7 @@
 
 from harness.methods import (  # noqa: F401
     contrastive_first,
+    ensemble,
     frozen,
     fusion,
     multitask,

@@ -26,7 +26,7 @@ class Method(nn.Module):
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
-    evaluation: ClassVar[Literal["sts", "multitask"]] = "sts"
+    evaluation: ClassVar[Literal["sts", "multitask", "ensemble"]] = "sts"
 
     def __init__(self, encoder: Encoder, params: BaseModel) -> None:
         super().__init__()

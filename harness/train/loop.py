@@ -142,6 +142,9 @@ def train(
             if stage_step >= total:
                 break
         bar.close()
+    if not stages:  # nothing to train (an ensemble): score once
+        best = dev_score()
+        on_dev(0, best)
     if config.keep_best and best_state is not None and best_step != step:
         model.load_state_dict(best_state)
     return TrainOutcome(best, best_step, step, time.perf_counter() - start)

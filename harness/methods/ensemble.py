@@ -1,0 +1,75 @@
+"""`ensemble`: no training. For each task, take the `top_k` runs of `source_study` with the best dev score
+on that task (from MLflow), average their saved dev predictions (class / paraphrase probabilities, STS
+scores) and score the result (Chen 5, David et al.: the best model per task)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from harness.data.cs224n import MultitaskData
+from harness.errors import HarnessError
+from harness.evaluate.objectives import SINGLE_TASK_SCORE
+from harness.methods.base import Method
+from harness.methods.params import Strict
+from harness.methods.tasks import multitask_data
+from harness.registry import register_method
+from harness.report.collect import trial_frame
+from harness.tracking import Tracker
+from harness.train.loop import Stage
+from harness.train.multitask import TASKS
+
+
+class EnsembleParams(Strict):
+    source_study: str = Field(description="the MLflow experiment (study) whose trials are combined")
+    source_profile: str | None = None
+    top_k: int = Field(1, gt=0, description="runs averaged per task")
+
+
+def choose_runs(source_study: str, profile: str | None, top_k: int) -> dict[str, list[tuple[str, dict]]]:
+    """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score."""
+    tracker = Tracker()
+    frame, _ = trial_frame(tracker, source_study, profile)
+    chosen: dict[str, list[tuple[str, dict]]] = {}
+    for task in TASKS:
+        metric = f"dev.{SINGLE_TASK_SCORE[task]}"
+        if metric not in frame.columns or frame[metric].isna().all():
+            raise HarnessError(f"ensemble: study {source_study!r} has no runs with {metric}")
+        best = frame.dropna(subset=[metric]).nlargest(top_k, metric)
+        chosen[task] = [(run_id, _predictions(tracker, run_id)) for run_id in best["run_id"]]
+    return chosen
+
+
+def _predictions(tracker: Tracker, run_id: str) -> dict:
+    with tempfile.TemporaryDirectory() as folder:
+        path = tracker.client.download_artifacts(run_id, "results.json", folder)
+        return json.loads(Path(path).read_text())["predictions"]
+
+
+@register_method("ensemble")
+class Ensemble(Method):
+    Params = EnsembleParams
+    evaluation = "ensemble"
+    tasks = TASKS
+
+    @classmethod
+    def load_train_data(cls, config: Any, data_dir: Path) -> tuple[MultitaskData, dict]:
+        p = config.params()
+        return multitask_data(config, data_dir), choose_runs(p.source_study, p.source_profile, p.top_k)
+
+    def task_data(self, data: tuple[MultitaskData, dict]) -> MultitaskData:
+        return data[0]
+
+    def combined_predictions(self, data: tuple[MultitaskData, dict]) -> dict[str, np.ndarray]:
+        _, chosen = data
+        return {
+            task: np.mean([np.asarray(p[task]) for _, p in runs], axis=0) for task, runs in chosen.items()
+        }
+
+    def stages(self, config: Any, data: Any) -> list[Stage]:
+        return []
