@@ -25,6 +25,7 @@ from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
 from harness.losses import info_nce, paired_info_nce
 from harness.methods.params import ContrastiveParams
+from harness.train.batching import length_grouped
 from harness.train.loop import Stage
 
 CONTRADICTION = LABELS["contradiction"]
@@ -109,10 +110,12 @@ class ContrastiveMixin:
         self, kind: str, examples: list[Any], epochs: int, lr: float, batch_size: int, max_steps: int | None
     ) -> Stage:
         def batches(rng: random.Random) -> list[list[Any]]:
-            order = list(range(len(examples)))
-            rng.shuffle(order)
-            chunks = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-            return [[examples[i] for i in chunk] for chunk in chunks if len(chunk) > 1]
+            size = (
+                (lambda e: len(e))
+                if kind == "unsup"
+                else (lambda e: sum(len(x) for x in e[:3] if isinstance(x, str)))
+            )
+            return [b for b in length_grouped(examples, batch_size, rng, size) if len(b) > 1]
 
         return Stage(f"contrastive-{kind}", batches, [lambda b: self.contrastive_loss(kind, b)], epochs, lr,
                      max_steps)  # fmt: skip

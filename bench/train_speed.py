@@ -1,0 +1,91 @@
+"""Training speed: one unsupervised SimCSE step of all-MiniLM-L6-v2 at batch 64 (max length 32), the
+harness's loop vs sentence-transformers' trainer with MultipleNegativesRankingLoss, same sentences
+(the local wiki1m head), same machine, one run.
+
+    .venv/bin/python bench/train_speed.py [--steps 20] [--batch-size 64]
+
+sentence-transformers: SentenceTransformerTrainer, anchor = positive = the sentence (SimCSE), its default
+precision (fp32); time = train_runtime / steps. Harness: the `unsup_simcse` method's stage (length-grouped
+batches, both dropout passes in one forward, bf16 autocast where supported), timed per step after one
+warm-up step, in fp32 and with its default precision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import tempfile
+import time
+
+import torch
+
+from harness.config import resolve_run_config
+from harness.data.paths import resolve_data_dir
+from harness.device import autocast, autocast_dtype, pick_device
+from harness.methods.contrastive import wiki_sentences
+from harness.methods.unsup_simcse import UnsupSimCSE
+from harness.model.encoder import Encoder, resolve_model_name
+
+
+def harness_step(sentences: list[str], steps: int, batch_size: int, precision: str) -> float:
+    device = pick_device()
+    dtype = autocast_dtype(device, precision)  # type: ignore[arg-type]
+    config = resolve_run_config({"method": "unsup_simcse", "batch_size": batch_size, "max_seq_length": 32})
+    torch.manual_seed(0)
+    method = UnsupSimCSE(Encoder("all-MiniLM-L6-v2", "mean", 32), config.params()).to(device).train()
+    stage = method.stages(config, sentences)[0]
+    batches = stage.make_batches(random.Random(0))[: steps + 1]
+    optimizer = torch.optim.AdamW(method.parameters(), lr=3e-5)
+    times = []
+    for batch in batches:
+        start = time.perf_counter()
+        with autocast(device, dtype):
+            loss = stage.updates[0](batch)["loss"]
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return sum(times[1:]) / steps
+
+
+def sentence_transformers_step(sentences: list[str], steps: int, batch_size: int) -> float:
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.training_args import SentenceTransformerTrainingArguments
+
+    model = SentenceTransformer(resolve_model_name("all-MiniLM-L6-v2"), device=str(pick_device()))
+    model.max_seq_length = 32
+    data = Dataset.from_dict(
+        {"anchor": sentences[: batch_size * steps], "positive": sentences[: batch_size * steps]}
+    )
+    with tempfile.TemporaryDirectory() as out:
+        args = SentenceTransformerTrainingArguments(
+            output_dir=out, per_device_train_batch_size=batch_size, max_steps=steps, learning_rate=3e-5,
+            report_to="none", save_strategy="no", logging_steps=steps, dataloader_drop_last=True, seed=0,
+        )  # fmt: skip
+        loss = MultipleNegativesRankingLoss(model, scale=20.0)
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=loss)
+        return trainer.train().metrics["train_runtime"] / steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sentences = list(wiki_sentences(resolve_data_dir()))
+    print(f"device {pick_device()}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    reference = sentence_transformers_step(sentences, args.steps, args.batch_size)
+    print(f"sentence-transformers trainer + MNRL (fp32): {reference:.3f} s/step")
+    for precision in ("fp32", "auto"):
+        ours = harness_step(sentences, args.steps, args.batch_size, precision)
+        print(f"harness unsup_simcse step ({precision}): {ours:.3f} s/step  speed-up {reference / ours:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+import random
+
+from harness.train.batching import length_grouped
+
+
+def test_every_item_once_and_batches_of_similar_length() -> None:
+    items = ["x" * n for n in range(1, 201)]
+    batches = length_grouped(items, 10, random.Random(0), len, window=5)
+    assert sorted(s for b in batches for s in b) == sorted(items)
+    spread = [max(map(len, b)) - min(map(len, b)) for b in batches]
+    assert max(spread) < 60  # random batches of 10 from 200 lengths would spread ~150
+    assert length_grouped(items, 10, random.Random(0), len, window=5) == batches
