@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_study, resolve_run_config
+from harness.config import STUDIES_DIR, load_study, resolve_run_config
 from harness.errors import HarnessError
 from harness.registry import get_method
 
@@ -73,3 +73,12 @@ def test_registry_suggests_close_names() -> None:
 def test_flat_config_holds_method_params() -> None:
     flat = resolve_run_config({"method": "scl", "lambda": 0.3, "tau": 0.7, "selection": "3p3n"}).flat()
     assert (flat["lambda"], flat["tau"], flat["selection"], flat["method"]) == (0.3, 0.7, "3p3n", "scl")
+
+
+@pytest.mark.parametrize("path", sorted(STUDIES_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_study_yaml_validates_in_every_profile(path: Path) -> None:
+    import yaml
+
+    for profile in yaml.safe_load(path.read_text())["profiles"]:
+        study = load_study(str(path), profile)  # validates every grid point
+        assert study.n_trials >= 1

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from harness.train.multitask import Combiner
 
+
+def split_commas(value: Any) -> Any:
+    """Optuna's grid and categorical values must be scalars, so a list may come as "a,b,c"."""
+    return [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+
+
 Source = Literal["wiki", "sst", "quora", "sts"]
+Sources = Annotated[list[Source], BeforeValidator(split_commas)]
+Probabilities = Annotated[list[float], BeforeValidator(split_commas)]
 
 
 class Strict(BaseModel):
@@ -34,7 +42,7 @@ class ContrastiveParams(Strict):
     """A contrastive stage (SimCSE, Gao et al. 2021; Chen 3.2): its data, loss and own schedule."""
 
     contrastive: Literal["unsup", "sup_quora", "sup_nli"] = "unsup"
-    contrastive_data: list[Source] = Field(default_factory=lambda: ["wiki"], description="for unsup")
+    contrastive_data: Sources = Field(default_factory=lambda: ["wiki"], description="for unsup")
     quora_negatives: bool = Field(True, description="sup_quora: non-paraphrases pushed apart (Chen)")
     temperature: float = Field(0.05, gt=0)
     hard_negative_weight: float = Field(0.0, description="sup_nli: SimCSE's log weight on own hard negative")

@@ -5,13 +5,13 @@ in that order; evaluated on STS. Each stage uses the run's epochs / lr / batch_s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from harness.methods.base import Method
 from harness.methods.contrastive import ContrastiveMixin, contrastive_examples
-from harness.methods.params import ContrastiveParams
+from harness.methods.params import ContrastiveParams, split_commas
 from harness.model.encoder import Encoder
 from harness.registry import register_method
 from harness.train.loop import Stage
@@ -19,7 +19,9 @@ from harness.train.loop import Stage
 
 class SupParams(ContrastiveParams):
     contrastive: Literal["sup_quora", "sup_nli"] = "sup_quora"
-    sup_data: list[Literal["quora", "nli"]] = Field(default_factory=lambda: ["quora"], min_length=1)
+    sup_data: Annotated[list[Literal["quora", "nli"]], BeforeValidator(split_commas)] = Field(
+        default_factory=lambda: ["quora"], min_length=1, description='stages in order, e.g. "quora,nli"'
+    )
 
 
 @register_method("sup_simcse")

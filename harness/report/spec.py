@@ -34,6 +34,7 @@ class RunsTable(BaseModel):
     kind: Literal["runs"]
     label: str = Field(description="row label template over params, e.g. '{method}-lambda{lambda}'")
     columns: dict[str, str] = Field(description="column header -> MLflow metric")
+    digits: int = Field(2, ge=0, le=6)
     caption: str = ""
 
 

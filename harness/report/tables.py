@@ -51,10 +51,10 @@ def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
 
 
 def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
-    table = runs_frame(frame, spec).round(2)  # bold every value that ties the best as printed
+    table = runs_frame(frame, spec).round(spec.digits)  # bold every value that ties the best as printed
     table.index = [_escape(i) for i in table.index]
     table.columns = [_escape(c) for c in table.columns]
-    styler = table.style.format("{:.2f}", na_rep="--").highlight_max(axis=0, props=BOLD)
+    styler = table.style.format(f"{{:.{spec.digits}f}}", na_rep="--").highlight_max(axis=0, props=BOLD)
     return _booktabs(styler, spec.name, spec.caption)
 
 
