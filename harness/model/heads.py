@@ -95,8 +95,9 @@ class PairHeads(nn.Module):
         u, v = self.para_transform(u), self.para_transform(v)
         if self.paraphrase == "linear":
             return self.para_out(torch.cat([u, v], dim=-1)).squeeze(-1)
-        if self.paraphrase == "bilinear":
-            return self.para_out(u, v).squeeze(-1)
+        if self.paraphrase == "bilinear":  # autocast does not cover nn.Bilinear: give it its own dtype
+            dtype = self.para_out.weight.dtype
+            return self.para_out(u.to(dtype), v.to(dtype)).squeeze(-1)
         return self.para_out(F.cosine_similarity(u, v, dim=-1).unsqueeze(-1)).squeeze(-1)
 
     def similarity_score(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

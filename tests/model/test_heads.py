@@ -36,3 +36,14 @@ def test_sharing_modes_share_what_they_say() -> None:
     para, sts = ids(PairHeads(8, pair_layers=2, sharing="shared"))
     assert para == sts
     assert not list(PairHeads(8, pair_layers=0).para_transform.parameters())
+
+
+@pytest.mark.parametrize("paraphrase", ["linear", "bilinear", "cosine"])
+def test_pair_heads_run_under_bf16_autocast(paraphrase: str) -> None:
+    heads = PairHeads(8, paraphrase, pair_layers=2, sharing="first_layer")  # type: ignore[arg-type]
+    u, v = torch.randn(4, 8), torch.randn(4, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logit = heads.paraphrase_logit(u, v)
+        score = heads.similarity_score(u, v)
+    (logit.float().sum() + score.float().sum()).backward()
+    assert all(p.grad is not None for p in heads.parameters())
