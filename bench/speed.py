@@ -13,11 +13,12 @@ import random
 import time
 
 import torch
+from steps import mean_step_seconds
 
 from harness.config import resolve_run_config
 from harness.data.nli import pack_batches, read_snli_local
 from harness.data.paths import resolve_data_dir
-from harness.device import autocast, pick_device
+from harness.device import pick_device
 from harness.evaluate.encode import encode
 from harness.evaluate.sts import STS_TASKS
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
@@ -34,19 +35,8 @@ def time_steps(
     torch.manual_seed(0)
     method = SupervisedContrastiveNLI(Encoder(model, "mean", 48), config.params()).to(device).train()
     batches = pack_batches(read_snli_local(resolve_data_dir(), ["dev"]), batch_size, random.Random(0))
-    optimizer = torch.optim.AdamW(method.parameters(), lr=2e-5)
-    timings = []
-    for batch in batches[: steps + 1]:
-        start = time.perf_counter()
-        with autocast(device, dtype):
-            loss = method.loss(batch)["loss"]
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        timings.append(time.perf_counter() - start)
-    return sum(timings[1:]) / steps  # the first step warms up allocators and kernels
+    batches = batches[: steps + 1]
+    return mean_step_seconds(lambda b: method.loss(b)["loss"], batches, method.parameters(), device, dtype)
 
 
 def time_sts(model: str, dtype: torch.dtype | None, device: torch.device) -> tuple[float, int, float]:

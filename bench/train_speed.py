@@ -16,13 +16,13 @@ import argparse
 import os
 import random
 import tempfile
-import time
 
 import torch
+from steps import mean_step_seconds
 
 from harness.config import resolve_run_config
 from harness.data.paths import resolve_data_dir
-from harness.device import autocast, autocast_dtype, pick_device
+from harness.device import autocast_dtype, pick_device
 from harness.methods.contrastive import wiki_sentences
 from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder, resolve_model_name
@@ -36,19 +36,9 @@ def harness_step(sentences: list[str], steps: int, batch_size: int, precision: s
     method = UnsupSimCSE(Encoder("all-MiniLM-L6-v2", "mean", 32), config.params()).to(device).train()
     stage = method.stages(config, sentences)[0]
     batches = stage.make_batches(random.Random(0))[: steps + 1]
-    optimizer = torch.optim.AdamW(method.parameters(), lr=3e-5)
-    times = []
-    for batch in batches:
-        start = time.perf_counter()
-        with autocast(device, dtype):
-            loss = stage.updates[0](batch)["loss"]
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return sum(times[1:]) / steps
+    return mean_step_seconds(
+        lambda b: stage.updates[0](b)["loss"], batches, method.parameters(), device, dtype
+    )
 
 
 def sentence_transformers_step(sentences: list[str], steps: int, batch_size: int) -> float:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -43,3 +46,14 @@ def child_runs(study: str) -> list:
     tracker = Tracker()
     experiment = tracker.client.get_experiment_by_name(study)
     return tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'trial'")
+
+
+def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real `harness` command line in a subprocess, with this test's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )

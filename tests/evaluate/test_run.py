@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,16 +14,7 @@ from harness.evaluate.cache import EmbeddingCache, fingerprint
 from harness.evaluate.suite import SentenceEncoder, resolve_tasks
 from harness.model.encoder import Encoder
 from harness.tracking import Tracker
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=300,
-    )
+from tests.helpers import harness
 
 
 def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
