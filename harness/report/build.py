@@ -32,8 +32,8 @@ def build_report(
     study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True
 ) -> Path:
     """Write the study's tables (.tex), figures (.png), runs.csv and, with pdflatex, report.pdf."""
-    spec = load_spec(study)
     frame, parent = trial_frame(Tracker(tracking_uri), study, profile)
+    spec = load_spec(study, list(frame.columns))
     target = Path(out) / study
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{study}-", dir=target.parent))

@@ -63,17 +63,16 @@ DEFAULT_COLUMNS = {
 }
 
 
-def load_spec(study: str) -> ReportSpec:
-    """The study's spec, or a default with the STS results table when none exists."""
+def load_spec(study: str, metrics: list[str] | None = None) -> ReportSpec:
+    """The study's spec, or a default table over the runs' STS scores (or, when they have none, their
+    dev scores) when `reports/<study>.yaml` does not exist."""
     path = REPORTS_DIR / f"{study}.yaml"
     if not path.is_file():
-        table = RunsTable(
-            name="sts_results",
-            kind="runs",
-            label="trial {trial}",
-            columns=DEFAULT_COLUMNS,
-            caption="Spearman correlation x 100 on the STS tasks.",
-        )
+        columns = DEFAULT_COLUMNS
+        if metrics is not None and not set(DEFAULT_COLUMNS.values()) <= set(metrics):
+            columns = {m: m for m in sorted(metrics) if m.startswith("dev.") and not m.endswith(".best")}
+        table = RunsTable(name="results", kind="runs", label="trial {trial}", columns=columns,
+                          caption="Scores of each finished trial.")  # fmt: skip
         return ReportSpec(study=study, title=study, tables=[table])
     try:
         return ReportSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
