@@ -51,7 +51,8 @@ def run_trial(
     report: Callable[[int, float], None] = lambda step, value: None,
     label: str = "",
 ) -> float:
-    """Train and evaluate one configuration; return its best STS-B dev Spearman (the objective).
+    """Train and evaluate one configuration; return its best dev score (the Optuna objective: STS-B dev
+    Spearman, or the CS224N dev overall, by the method's `evaluation`).
 
     The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C), never RUNNING.
     """
