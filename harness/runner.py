@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import os
 import signal
 import subprocess
@@ -286,8 +287,8 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
         if key:
             counts[key] += 1
     best = best_value(opt)
-    metrics = {**counts, **({"best.objective": best} if best == best else {})}
+    metrics = {**counts, **({"best.objective": best} if math.isfinite(best) else {})}
     tracker.log_metrics(parent, metrics)
-    if best == best:
+    if math.isfinite(best):
         tracker.client.set_tag(parent, "best_params", str(opt.best_params))
         tracker.client.set_tag(parent, "best_trial", str(opt.best_trial.number))

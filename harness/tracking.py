@@ -96,8 +96,7 @@ class Tracker:
         self.client.set_terminated(run_id, status=status)
 
     def log_metrics(self, run_id: str, metrics: dict[str, float], step: int = 0) -> None:
-        now = int(time.time() * 1000)
-        self.client.log_batch(run_id, metrics=[Metric(k, float(v), now, step) for k, v in metrics.items()])
+        LoggedRun(self.client, run_id).log_metrics(metrics, step)
 
     def kill_orphans(self, experiment_id: str, parent_id: str) -> int:
         """Mark child runs left RUNNING by a killed process as KILLED; return how many."""

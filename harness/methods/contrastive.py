@@ -24,7 +24,9 @@ from harness.data.nli import ENTAILMENT, LABELS
 from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
 from harness.losses import info_nce, paired_info_nce
+from harness.methods.base import Method
 from harness.methods.params import ContrastiveParams
+from harness.model.encoder import Encoder
 from harness.train.batching import length_grouped
 from harness.train.loop import Stage
 
@@ -119,3 +121,11 @@ class ContrastiveMixin:
 
         return Stage(f"contrastive-{kind}", batches, [lambda b: self.contrastive_loss(kind, b)], epochs, lr,
                      max_steps)  # fmt: skip
+
+
+class ContrastiveMethod(ContrastiveMixin, Method):
+    """A method made only of contrastive stages (scored on STS); `Params` derives ContrastiveParams."""
+
+    def __init__(self, encoder: Encoder, params: ContrastiveParams) -> None:
+        Method.__init__(self, encoder, params)
+        self.init_contrastive(params)

@@ -9,10 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from harness.methods.base import Method
-from harness.methods.contrastive import ContrastiveMixin, contrastive_examples
+from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
 from harness.methods.params import ContrastiveParams, split_commas
-from harness.model.encoder import Encoder
 from harness.registry import register_method
 from harness.train.loop import Stage
 
@@ -25,12 +23,8 @@ class SupParams(ContrastiveParams):
 
 
 @register_method("sup_simcse")
-class SupSimCSE(ContrastiveMixin, Method):
+class SupSimCSE(ContrastiveMethod):
     Params = SupParams
-
-    def __init__(self, encoder: Encoder, params: SupParams) -> None:
-        Method.__init__(self, encoder, params)
-        self.init_contrastive(params)
 
     @classmethod
     def load_train_data(cls, config: Any, data_dir: Path) -> dict[str, list[Any]]:

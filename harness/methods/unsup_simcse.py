@@ -6,10 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.methods.base import Method
-from harness.methods.contrastive import ContrastiveMixin, contrastive_examples
+from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
 from harness.methods.params import ContrastiveParams
-from harness.model.encoder import Encoder
 from harness.registry import register_method
 from harness.train.loop import Stage
 
@@ -19,12 +17,8 @@ class UnsupParams(ContrastiveParams):
 
 
 @register_method("unsup_simcse")
-class UnsupSimCSE(ContrastiveMixin, Method):
+class UnsupSimCSE(ContrastiveMethod):
     Params = UnsupParams
-
-    def __init__(self, encoder: Encoder, params: UnsupParams) -> None:
-        Method.__init__(self, encoder, params)
-        self.init_contrastive(params)
 
     @classmethod
     def load_train_data(cls, config: Any, data_dir: Path) -> list[str]:
