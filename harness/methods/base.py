@@ -1,4 +1,5 @@
-"""What every method is: an nn.Module that owns its heads, reads its training data and computes a loss."""
+"""What every method is: an nn.Module that owns the encoder and its heads, loads its training data and
+lists its training stages."""
 
 from __future__ import annotations
 
