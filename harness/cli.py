@@ -129,6 +129,7 @@ def eval_cmd(
     no_progress: bool,
 ) -> None:
     """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
+    from harness.device import describe
     from harness.evaluate.run import format_table, log_eval, run_eval, write_json
     from harness.evaluate.suite import resolve_tasks
 
@@ -148,9 +149,9 @@ def eval_cmd(
         not no_progress,
     )
     click.echo(format_table(results))
-    click.echo(f"({settings['seconds']} s, {settings['precision']} on {settings['device']})")
+    click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
     if json_path:
-        write_json(results, json_path)
+        write_json(results, settings, json_path)
         click.echo(f"results written to {json_path}")
     if to_mlflow:
         run_id = log_eval(results, settings, experiment, tracking_uri)

@@ -16,7 +16,8 @@ import torch
 import yaml
 
 from harness.config import RunConfig
-from harness.device import autocast_dtype, pick_device
+from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
+from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.objectives import Evaluator
 from harness.evaluate.suite import SentenceEncoder
 from harness.model.encoder import Encoder
@@ -65,7 +66,7 @@ def run_trial(
         "mlflow.source.git.commit": git_commit(),
         "data_dir": str(ctx.data_dir),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
-        "device": str(pick_device(config.device)),
+        **hardware_tags(pick_device(config.device), config.precision),
     }
     run = ctx.tracker.start_child(
         ctx.experiment_id, ctx.parent_run_id, f"trial-{number} {label}".strip(), tags
@@ -90,19 +91,16 @@ def _train_and_evaluate(
 ) -> float:
     seed_everything(config.seed)
     device = pick_device(config.device)
-    amp_dtype = autocast_dtype(device, config.precision)
+    amp_dtype = DTYPES[resolve_precision(device, config.precision)]
     encoder = Encoder(config.model, config.pooling, config.max_seq_length)
     method = get_method(config.method)(encoder, config.params())
     data = method.load_train_data(config, ctx.data_dir)
 
-    evaluator = Evaluator(
-        method,
-        config,
-        data,
-        ctx.data_dir,
-        SentenceEncoder(encoder, config.eval_batch_size, amp_dtype),
-        SentenceEncoder(encoder, config.eval_batch_size, amp_dtype, progress=ctx.progress),
-    )
+    dev_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
+    # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once
+    dev_encode.cache = cache = TrialCache(EmbeddingCache(), shareable_key=dev_encode.key())
+    final_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress)
+    evaluator = Evaluator(method, config, data, ctx.data_dir, dev_encode, final_encode)
 
     def on_dev(step: int, score: float) -> None:
         run.log_metrics({evaluator.dev_metric: score}, step=step)

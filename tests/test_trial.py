@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from harness.config import load_study
 from harness.runner import run_study
 from tests.helpers import child_runs, tiny_study
@@ -17,3 +19,32 @@ def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
         metrics.append({k: v for k, v in run.data.metrics.items() if k != "train.seconds"})
     assert metrics[0] == metrics[1]
     assert "dev.overall" in metrics[0] and len(metrics[0]) > 10
+
+
+def test_frozen_encoder_is_encoded_once_across_evaluations_and_trials(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.evaluate import suite
+
+    encoded: list[int] = []
+
+    def counting_encode(encoder: object, sentences: list[str], *args: object) -> dict:
+        encoded.append(len(sentences))
+        return real_encode(encoder, sentences, *args)
+
+    real_encode = suite.encode
+    monkeypatch.setattr(suite, "encode", counting_encode)
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1, 2]}, name="frozen-cache", method="frozen",
+                      batch_size=4, max_steps=2, eval_every=1)  # fmt: skip
+    run_study(load_study(path), progress=False)
+    runs = child_runs("frozen-cache")
+    assert len(runs) == 2 and all(r.data.tags["precision"] == "fp32" for r in runs)
+    assert len(encoded) == 1  # trial 1's first dev evaluation; then memory, then the disk cache
+    assert len(list((harness_home / "cache" / "embeddings").glob("*.npz"))) == 1
+
+    encoded.clear()
+    trained = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="trained", method="multitask",
+                         batch_size=4, max_steps=2, eval_every=1)  # fmt: skip
+    run_study(load_study(trained), progress=False)
+    assert len(encoded) == 2  # new weights at each evaluation; the final one repeats step 2's
+    assert len(list((harness_home / "cache" / "embeddings").glob("*.npz"))) == 1  # trained: memory only

@@ -1,6 +1,10 @@
 """A content-addressed embedding cache: the same weights, pooler, length and precision never encode a
 sentence twice. Key = sha256 over the model's tensors and those settings; one .npz file per key under
-`.harness/cache/embeddings/` (written atomically)."""
+`.harness/cache/embeddings/` (written atomically).
+
+`harness eval` reads and writes the disk cache directly. A trial uses `TrialCache`: the last weights it
+evaluated stay in memory (a frozen encoder, a repeated evaluation), and only weights equal to those the
+trial started from go to disk, so trained weights, which nobody will ask for again, never fill it."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -59,3 +64,27 @@ class EmbeddingCache:
             os.replace(tmp, self._path(key))
         finally:
             Path(tmp).unlink(missing_ok=True)
+
+
+class TrialCache:
+    """Memory for the last `keep` fingerprints evaluated (the final evaluation of restored best weights
+    is often one of them); the disk cache for `shareable_key` (the weights the trial started from, the
+    same for every trial and for `harness eval` of that model)."""
+
+    def __init__(self, disk: EmbeddingCache, shareable_key: str, keep: int = 2) -> None:
+        self.disk, self.shareable_key, self.keep = disk, shareable_key, keep
+        self.recent: OrderedDict[str, dict[str, np.ndarray]] = OrderedDict()
+
+    def load(self, key: str) -> dict[str, np.ndarray]:
+        if key in self.recent:
+            self.recent.move_to_end(key)
+            return dict(self.recent[key])
+        return self.disk.load(key) if key == self.shareable_key else {}
+
+    def save(self, key: str, embeddings: dict[str, np.ndarray]) -> None:
+        self.recent[key] = dict(embeddings)
+        self.recent.move_to_end(key)
+        while len(self.recent) > self.keep:
+            self.recent.popitem(last=False)
+        if key == self.shareable_key:
+            self.disk.save(key, embeddings)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from harness.data.paths import resolve_data_dir
-from harness.device import autocast_dtype, pick_device
+from harness.device import DTYPES, hardware_tags, pick_device
 from harness.evaluate.cache import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 from harness.model.encoder import Encoder
@@ -45,18 +45,20 @@ def run_eval(
     cache: bool = True,
     progress: bool = True,
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
-    """(results per task, the settings that produced them)."""
+    """(results per task, the settings that produced them: the run's options plus `hardware`, the
+    resolved precision and what it ran on, see `harness.device.hardware_tags`)."""
     root = resolve_data_dir(data_dir)
     chosen = pick_device(device)
-    amp_dtype = autocast_dtype(chosen, precision)  # type: ignore[arg-type]
+    hardware = hardware_tags(chosen, precision)
+    amp_dtype = DTYPES[hardware["precision"]]
     encoder = Encoder(model, pooler, max_length).to(chosen)
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
     start = time.perf_counter()
     results = evaluate_tasks(encode_fn, root, tasks, text, preset)  # type: ignore[arg-type]
     settings = {
         "model": model, "pooler": pooler, "text": text, "preset": preset, "tasks": ",".join(tasks),
-        "precision": str(amp_dtype or "fp32"), "device": str(chosen), "max_length": encoder.max_length,
-        "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1),
+        "precision": hardware["precision"], "device": str(chosen), "max_length": encoder.max_length,
+        "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1), "hardware": hardware,
     }  # fmt: skip
     return results, settings
 
@@ -73,26 +75,29 @@ def format_table(results: dict[str, dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def write_json(results: dict[str, dict[str, object]], path: str) -> None:
-    """Write atomically: a complete file or none."""
+def write_json(results: dict[str, dict[str, object]], settings: dict[str, object], path: str) -> None:
+    """Write `{"results": {task: scores}, "settings": {...}}` atomically: a complete file or none."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
     with os.fdopen(handle, "w") as out:
-        json.dump(results, out, indent=2)
+        json.dump({"results": results, "settings": settings}, out, indent=2)
     os.replace(tmp, target)
 
 
 def log_eval(
     results: dict[str, dict[str, object]], settings: dict[str, object], experiment: str, uri: str | None
 ) -> str:
-    """One FINISHED MLflow run holding the settings as params, every score as a metric, the JSON."""
+    """One FINISHED MLflow run: the settings as params, the hardware as tags, every score as a metric,
+    the results JSON."""
     tracker = Tracker(uri)
     experiment_id = tracker.experiment_id(experiment)
-    tags = {"harness.role": "eval", "model": str(settings["model"]), "git_commit": git_commit()}
+    hardware = settings["hardware"]
+    assert isinstance(hardware, dict)
+    tags = {"harness.role": "eval", "model": str(settings["model"]), "git_commit": git_commit(), **hardware}
     run = tracker.start_run(experiment_id, f"eval {settings['model']} ({settings['pooler']})", tags)
     try:
-        run.log_params(settings)
+        run.log_params({k: v for k, v in settings.items() if k != "hardware"})
         run.log_metrics(flat_metrics(results))
         run.log_text(json.dumps(results, indent=2), "results.json")
     except BaseException as exc:

@@ -17,7 +17,7 @@ import torch
 from harness.data.senteval import STSPairs, Variant
 from harness.data.transfer import TRANSFER_TASKS, Labelled, read_transfer
 from harness.errors import HarnessError
-from harness.evaluate.cache import EmbeddingCache, fingerprint
+from harness.evaluate.cache import EmbeddingCache, TrialCache, fingerprint
 from harness.evaluate.encode import encode
 from harness.evaluate.geometry import geometry
 from harness.evaluate.sts import STS_TASKS, load_sts_task, score_task
@@ -125,21 +125,25 @@ class SentenceEncoder:
         encoder: Encoder,
         batch_size: int = 128,
         amp_dtype: torch.dtype | None = None,
-        cache: EmbeddingCache | None = None,
+        cache: EmbeddingCache | TrialCache | None = None,
         progress: bool = False,
     ) -> None:
         self.encoder, self.batch_size, self.amp_dtype = encoder, batch_size, amp_dtype
         self.cache, self.progress = cache, progress
 
-    def __call__(self, sentences: list[str]) -> Embeddings:
-        if self.cache is None:
-            return encode(self.encoder, sentences, self.batch_size, self.amp_dtype, self.progress)
-        key = fingerprint(
+    def key(self) -> str:
+        """The cache key of the encoder's current weights and of how it embeds."""
+        return fingerprint(
             self.encoder,
             pooling=self.encoder.pooling,
             max_length=self.encoder.max_length,
             dtype=self.amp_dtype,
         )
+
+    def __call__(self, sentences: list[str]) -> Embeddings:
+        if self.cache is None:
+            return encode(self.encoder, sentences, self.batch_size, self.amp_dtype, self.progress)
+        key = self.key()
         stored = self.cache.load(key)
         missing = [s for s in sentences if s not in stored]
         if missing:

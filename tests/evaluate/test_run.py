@@ -33,8 +33,12 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
         "--no-progress",
     )
     assert result.returncode == 0, result.stderr
-    data = json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    data, settings = written["results"], written["settings"]
     assert set(data) == {"STS12", "STSBenchmark", "MRPC", "AlignUniform"}
+    hardware = settings["hardware"]
+    assert settings["precision"] == hardware["precision"] == "fp32" and hardware["cpu.model"]
+    assert f"fp32 on cpu ({hardware['cpu.model']}, {hardware['cpu.capability']}" in result.stdout
     assert {"spearman", "spearman_mean", "spearman_wmean", "pearson", "subsets"} <= set(data["STS12"])
     assert len(data["STS12"]["subsets"]) == 5 and data["STSBenchmark"]["n"] == 1379
     assert {"acc", "f1", "devacc"} <= set(data["MRPC"])
@@ -42,6 +46,8 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     tracker = Tracker()
     runs = tracker.client.search_runs([tracker.client.get_experiment_by_name("eval").experiment_id])
     assert len(runs) == 1 and runs[0].info.status == "FINISHED"
+    for name in ("precision", "cpu.model", "cpu.capability", "cpu.native_bf16", "cpu.threads"):
+        assert runs[0].data.tags[name] == hardware[name]
     metrics = runs[0].data.metrics
     assert metrics["STS12.spearman"] == pytest.approx(data["STS12"]["spearman"])
     assert metrics["MRPC.f1"] == pytest.approx(data["MRPC"]["f1"])
