@@ -4,9 +4,9 @@
 
 The reference encodes each task's first and second sentences with `SentenceTransformer.encode`
 (normalised, its default batch size 32) and scores cosine Spearman with scipy, as MTEB does. The harness
-encodes every distinct sentence once in length-sorted batches; it is timed in fp32 and with its default
-precision (bf16 autocast on CPU), without the embedding cache. Prints the times, the ratios and the
-largest score difference from the reference.
+encodes every distinct sentence once in token-count-sorted batches, padding-free; it is timed in fp32 and
+with `auto` (whatever `harness.device.resolve_precision` picks here), without the embedding cache.
+Prints the machine, the times, the ratios and the largest score difference from the reference.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import argparse
 import time
 
 import numpy as np
-import torch
 from scipy.stats import spearmanr
+from steps import machine_header, precision_label
 
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
@@ -55,14 +55,15 @@ def main() -> None:
     parser.add_argument("--text", default="raw", choices=["raw", "senteval"])
     parser.add_argument("--batch-size", type=int, default=128)
     args = parser.parse_args()
-    print(f"device {pick_device()}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(machine_header())
     ref_time, ref = reference(args.text)
     print(f"sentence-transformers encode + cosine: {ref_time:7.1f} s")
     for precision in ("fp32", "auto"):
         seconds, ours = harness(args.text, precision, args.batch_size)
         diff = max(abs(ours[t] - ref[t]) for t in STS_TASKS)
         print(
-            f"harness {precision:4s}: {seconds:7.1f} s  speed-up {ref_time / seconds:4.2f}x  "
+            f"harness {precision_label(precision):11s}: {seconds:7.1f} s  "
+            f"speed-up {ref_time / seconds:4.2f}x  "
             f"largest |score difference| {diff:.4f}"
         )
     print("task            reference  harness(last)")

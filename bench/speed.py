@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/speed.py [--model all-MiniLM-L6-v2] [--steps 10] [--batch-size 64]
 
-Prints seconds per training step (fp32 and bf16 autocast) and the STS suite's wall time and sentence
-throughput. Uses the real data in ../shared/data (or HARNESS_DATA_DIR).
+Prints the machine, seconds per training step and the STS suite's wall time and sentence throughput,
+in fp32 and with `auto` (what `harness.device.resolve_precision` picks here). Uses the real data in
+../shared/data (or HARNESS_DATA_DIR).
 """
 
 from __future__ import annotations
@@ -13,19 +14,19 @@ import random
 import time
 
 import torch
-from steps import mean_step_seconds
+from steps import machine_header, mean_step_seconds, precision_label
 
 from harness.config import resolve_run_config
 from harness.data.nli import pack_batches, read_snli_local
 from harness.data.paths import resolve_data_dir
-from harness.device import pick_device
+from harness.device import autocast_dtype, pick_device
 from harness.evaluate.encode import encode
 from harness.evaluate.sts import STS_TASKS
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
 from harness.methods.scl import SupervisedContrastiveNLI
 from harness.model.encoder import Encoder
 
-PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}
+PRECISIONS = ("fp32", "auto")
 
 
 def time_steps(
@@ -57,18 +58,20 @@ def main() -> None:
     parser.add_argument("--skip-eval", action="store_true")
     args = parser.parse_args()
     device = pick_device()
-    print(
-        f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} threads, model {args.model}"
-    )
-    for name, dtype in PRECISIONS.items():
-        seconds = time_steps(args.model, args.steps, args.batch_size, dtype, device)
-        print(f"SCL train step  {name}: {seconds:.3f} s/step  (batch {args.batch_size} pairs)")
+    print(f"{machine_header()}; model {args.model}")
+    for name in PRECISIONS:
+        seconds = time_steps(args.model, args.steps, args.batch_size, autocast_dtype(device, name), device)
+        print(
+            f"SCL train step  {precision_label(name)}: {seconds:.3f} s/step  (batch {args.batch_size} pairs)"
+        )
     if args.skip_eval:
         return
-    for name, dtype in PRECISIONS.items():
-        seconds, n, avg = time_sts(args.model, dtype, device)
+    for name in PRECISIONS:
+        seconds, n, avg = time_sts(args.model, autocast_dtype(device, name), device)
         print(
-            f"STS suite eval  {name}: {seconds:.1f} s for {n} sentences ({n / seconds:.0f}/s), avg {avg:.2f}"
+            f"STS suite eval  {precision_label(name)}: {seconds:.1f} s for {n} sentences "
+            f"({n / seconds:.0f}/s), "
+            f"avg {avg:.2f}"
         )
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import torch
 
-from harness.device import autocast
+from harness.device import autocast, describe, hardware_tags, pick_device, resolve_precision
+from harness.train.loop import adamw
 
 
 def mean_step_seconds(
@@ -18,9 +19,9 @@ def mean_step_seconds(
     device: torch.device,
     dtype: torch.dtype | None,
 ) -> float:
-    """Forward (under autocast), backward and AdamW step per batch; the first step is a warm-up and
-    is not counted."""
-    optimizer = torch.optim.AdamW(parameters, lr=2e-5)
+    """Forward (under autocast), backward and AdamW step (the training loop's) per batch; the first step
+    is a warm-up and is not counted."""
+    optimizer = adamw(list(parameters), 2e-5, 0.0, device)
     times = []
     for batch in batches:
         start = time.perf_counter()
@@ -33,3 +34,15 @@ def mean_step_seconds(
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
     return sum(times[1:]) / max(1, len(times) - 1)
+
+
+def machine_header() -> str:
+    """What a figure was measured on: torch, CPU model, SIMD capability, native bf16, threads, GPU, and
+    the precision `auto` resolves to here."""
+    return f"torch {torch.__version__}; auto = {describe(hardware_tags(pick_device(), 'auto'))}"
+
+
+def precision_label(precision: str) -> str:
+    """`auto (fp32)`: the requested precision and what it resolved to on this machine."""
+    resolved = resolve_precision(pick_device(), precision)
+    return precision if resolved == precision else f"{precision} ({resolved})"

@@ -5,9 +5,9 @@ harness's loop vs sentence-transformers' trainer with MultipleNegativesRankingLo
     .venv/bin/python bench/train_speed.py [--steps 20] [--batch-size 64]
 
 sentence-transformers: SentenceTransformerTrainer, anchor = positive = the sentence (SimCSE), its default
-precision (fp32); time = train_runtime / steps. Harness: the `unsup_simcse` method's stage (length-grouped
-batches, both dropout passes in one forward, bf16 autocast where supported), timed per step after one
-warm-up step, in fp32 and with its default precision.
+precision (fp32); time = train_runtime / steps. Harness: the `unsup_simcse` method's stage (random
+batches as SimCSE's, both dropout passes in one padding-free forward, fused AdamW), timed per step after
+one warm-up step, in fp32 and with `auto` (what `harness.device.resolve_precision` picks here).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import random
 import tempfile
 
 import torch
-from steps import mean_step_seconds
+from steps import machine_header, mean_step_seconds, precision_label
 
 from harness.config import resolve_run_config
 from harness.data.paths import resolve_data_dir
@@ -69,12 +69,13 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sentences = list(wiki_sentences(resolve_data_dir()))
-    print(f"device {pick_device()}, torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(machine_header())
     reference = sentence_transformers_step(sentences, args.steps, args.batch_size)
     print(f"sentence-transformers trainer + MNRL (fp32): {reference:.3f} s/step")
     for precision in ("fp32", "auto"):
         ours = harness_step(sentences, args.steps, args.batch_size, precision)
-        print(f"harness unsup_simcse step ({precision}): {ours:.3f} s/step  speed-up {reference / ours:.2f}x")
+        label = precision_label(precision)
+        print(f"harness unsup_simcse step ({label}): {ours:.3f} s/step  speed-up {reference / ours:.2f}x")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from harness.losses import info_nce, paired_info_nce
 from harness.methods.base import Method
 from harness.methods.params import ContrastiveParams
 from harness.model.encoder import Encoder
-from harness.train.batching import length_grouped
+from harness.train.batching import length_grouped, random_batches
 from harness.train.loop import Stage
 
 CONTRADICTION = LABELS["contradiction"]
@@ -112,12 +112,16 @@ class ContrastiveMixin:
         self, kind: str, examples: list[Any], epochs: int, lr: float, batch_size: int, max_steps: int | None
     ) -> Stage:
         def batches(rng: random.Random) -> list[list[Any]]:
-            size = (
-                (lambda e: len(e))
-                if kind == "unsup"
-                else (lambda e: sum(len(x) for x in e[:3] if isinstance(x, str)))
-            )
-            return [b for b in length_grouped(examples, batch_size, rng, size) if len(b) > 1]
+            if self.contrastive_params.length_grouping:
+                size = (
+                    (lambda e: len(e))
+                    if kind == "unsup"
+                    else (lambda e: sum(len(x) for x in e[:3] if isinstance(x, str)))
+                )
+                grouped = length_grouped(examples, batch_size, rng, size)
+            else:
+                grouped = random_batches(examples, batch_size, rng)
+            return [b for b in grouped if len(b) > 1]
 
         return Stage(f"contrastive-{kind}", batches, [lambda b: self.contrastive_loss(kind, b)], epochs, lr,
                      max_steps)  # fmt: skip

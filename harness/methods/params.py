@@ -52,3 +52,9 @@ class ContrastiveParams(Strict):
     contrastive_batch_size: int = Field(64, gt=1)
     contrastive_max_steps: int | None = Field(None, gt=0)
     contrastive_limit: int | None = Field(None, gt=0, description="use only the first N examples")
+    length_grouping: bool = Field(
+        False,
+        description="batch sentences of similar length together (less padding, but in-batch negatives "
+        "of similar length); off = random batches, as SimCSE's Trainer (princeton-nlp/SimCSE@3ebee8f "
+        "run_unsup_example.sh sets no group_by_length)",
+    )

@@ -12,6 +12,7 @@ from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from harness.errors import HarnessError
+from harness.model.packed import packed_forward, supports_packing
 from harness.model.pooling import pool
 
 hf_logging.disable_progress_bar()  # per-trial "Loading weights" bars drown the harness's own bars
@@ -58,6 +59,7 @@ class Encoder(nn.Module):
             ) from exc
         self.pooling = pooling
         self.max_length = max_length or default_max_length(Path(path), self.model.config)
+        self.packing = supports_packing(self.model)
 
     @property
     def hidden_size(self) -> int:
@@ -74,13 +76,26 @@ class Encoder(nn.Module):
         )
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
 
+    def token_ids(self, sentences: Sequence[str]) -> dict[str, list[list[int]]]:
+        """Tokenize without padding (truncated at max_length): the lists `collate` pads per batch."""
+        encoded = self.tokenizer(list(sentences), truncation=True, max_length=self.max_length)
+        return {key: list(values) for key, values in encoded.items()}
+
+    def collate(self, features: dict[str, list[list[int]]]) -> dict[str, torch.Tensor]:
+        """Pad pre-tokenized sentences to the longest of them and move them to the model's device."""
+        batch = self.tokenizer.pad(features, padding=True, return_tensors="pt")
+        return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Pooled embeddings [batch, hidden]; BERT encoders run padding-free (`harness.model.packed`)
+        unless `packing` is switched off, other architectures through their own forward."""
         need_layers = self.pooling == "first_last_avg"
-        out = self.model(**inputs, output_hidden_states=need_layers)
-        layers = out.hidden_states if need_layers else None
-        return pool(
-            self.pooling, out.last_hidden_state, inputs["attention_mask"], out.get("pooler_output"), layers
-        )
+        if self.packing:
+            last, layers, pooled = packed_forward(self.model, inputs, need_layers, self.pooling == "cls")
+        else:
+            out = self.model(**inputs, output_hidden_states=need_layers)
+            last, layers, pooled = out.last_hidden_state, out.hidden_states, out.get("pooler_output")
+        return pool(self.pooling, last, inputs["attention_mask"], pooled, layers if need_layers else None)
 
     def set_dropout(self, probability: float) -> None:
         """Set every nn.Dropout in the transformer (hidden and attention-probability dropout) to p."""

@@ -1,0 +1,51 @@
+"""The padding-free forward equals transformers' padded forward: outputs and gradients."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.model.encoder import Encoder, resolve_model_name
+from harness.model.pooling import POOLINGS
+
+SENTENCES = [
+    "a",
+    "the cat sat on the mat .",
+    "short one",
+    "a much longer sentence with many more words in it",
+]
+
+
+def _pair(model: str, pooling: str) -> tuple[Encoder, Encoder]:
+    packed, padded = Encoder(model, pooling, 32).eval(), Encoder(model, pooling, 32).eval()
+    padded.packing = False
+    assert packed.packing
+    return packed, padded
+
+
+@pytest.mark.parametrize("pooling", POOLINGS)
+def test_packed_equals_padded_forward_and_gradients(tiny_bert: Path, pooling: str) -> None:
+    packed, padded = _pair(str(tiny_bert), pooling)
+    inputs = packed.tokenize(SENTENCES)
+    assert not inputs["attention_mask"].bool().all()  # the batch has padding to skip
+    ours, theirs = packed(inputs), padded(inputs)
+    torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=1e-5)
+    ours.square().sum().backward()
+    theirs.square().sum().backward()
+    for (name, a), (_, b) in zip(packed.named_parameters(), padded.named_parameters(), strict=True):
+        if b.grad is None:  # the pooler outside `cls`
+            assert a.grad is None or not a.grad.any(), name
+            continue
+        torch.testing.assert_close(a.grad, b.grad, atol=1e-5, rtol=1e-4, msg=name)
+
+
+def test_packed_matches_minilm_and_dropout_is_active_in_training() -> None:
+    packed, padded = _pair(resolve_model_name("all-MiniLM-L6-v2"), "mean")
+    inputs = packed.tokenize(SENTENCES)
+    with torch.inference_mode():
+        torch.testing.assert_close(packed(inputs), padded(inputs), atol=2e-5, rtol=1e-4)
+        packed.train()
+        first, second = packed(inputs), packed(inputs)
+    assert (first - second).abs().max() > 1e-3  # two dropout passes differ (SimCSE's positives)
