@@ -35,21 +35,28 @@ def supports_packing(model: Any) -> bool:
 
 
 class Packing:
-    """Where the real tokens of a [batch, length] mask sit in the flattened batch."""
+    """Where the real tokens of a [batch, length] mask sit in the flattened batch. A batch without
+    padding (most of a token-count-sorted evaluation) packs by a reshape, and needs no attention mask."""
 
     def __init__(self, attention_mask: torch.Tensor) -> None:
         self.batch, self.length = attention_mask.shape
         self.mask = attention_mask.bool()
-        self.index = self.mask.reshape(-1).nonzero().squeeze(1)
+        self.full = bool(self.mask.all())
+        self.index = None if self.full else self.mask.reshape(-1).nonzero().squeeze(1)
+        self.key_mask = None if self.full else self.mask[:, None, None, :]
 
     def pack(self, padded: torch.Tensor) -> torch.Tensor:
         """[batch, length, ...] -> [tokens, ...]."""
-        return padded.reshape(self.batch * self.length, *padded.shape[2:]).index_select(0, self.index)
+        flat = padded.reshape(self.batch * self.length, *padded.shape[2:])
+        return flat if self.index is None else flat.index_select(0, self.index)
 
     def unpack(self, packed: torch.Tensor) -> torch.Tensor:
         """[tokens, ...] -> [batch, length, ...] with zeros at the padding."""
+        shape = (self.batch, self.length, *packed.shape[1:])
+        if self.index is None:
+            return packed.view(shape)
         flat = packed.new_zeros(self.batch * self.length, *packed.shape[1:])
-        return flat.index_copy(0, self.index, packed).view(self.batch, self.length, *packed.shape[1:])
+        return flat.index_copy(0, self.index, packed).view(shape)
 
 
 def dropout(x: torch.Tensor, module: torch.nn.Dropout) -> torch.Tensor:
@@ -75,17 +82,21 @@ def _embed(model: BertModel, inputs: dict[str, torch.Tensor], packing: Packing) 
     return dropout(emb.LayerNorm(h), emb.dropout)
 
 
-def _attention(layer: Any, h: torch.Tensor, packing: Packing, key_mask: torch.Tensor) -> torch.Tensor:
+def _attention(layer: Any, h: torch.Tensor, packing: Packing) -> torch.Tensor:
     attn = layer.attention.self
     heads, size = attn.num_attention_heads, attn.attention_head_size
-    qkv = packing.unpack(torch.cat([attn.query(h), attn.key(h), attn.value(h)], dim=-1))
+    projections = (attn.query, attn.key, attn.value)
+    weight = torch.cat([p.weight for p in projections])  # one [3 hidden, hidden] matmul instead of three
+    qkv = packing.unpack(F.linear(h, weight, torch.cat([p.bias for p in projections])))
     q, k, v = qkv.view(packing.batch, packing.length, 3, heads, size).permute(2, 0, 3, 1, 4).unbind(0)
     if attn.training and attn.dropout.p > 0:  # softmax(q k^T / sqrt(d) + mask), dropout, times v
         scores = (q @ k.transpose(-1, -2)) * size**-0.5
-        probs = torch.softmax(scores.masked_fill(~key_mask, float("-inf")), dim=-1)
+        if packing.key_mask is not None:
+            scores = scores.masked_fill(~packing.key_mask, float("-inf"))
+        probs = torch.softmax(scores, dim=-1)
         context = dropout(probs, attn.dropout) @ v
     else:
-        context = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask, scale=size**-0.5)
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=packing.key_mask, scale=size**-0.5)
     context = packing.pack(context.transpose(1, 2).reshape(packing.batch, packing.length, heads * size))
     out = layer.attention.output
     return out.LayerNorm(dropout(out.dense(context), out.dropout) + h)
@@ -97,11 +108,10 @@ def packed_forward(
     """(last_hidden_state [batch, length, hidden] with zeros at padding, every layer's padded states when
     `all_layers` (embeddings first, as transformers' hidden_states), BERT's pooler output when `pooler`)."""
     packing = Packing(inputs["attention_mask"])
-    key_mask = packing.mask[:, None, None, :]
     h = _embed(model, inputs, packing)
     layers = [h]
     for layer in model.encoder.layer:
-        a = _attention(layer, h, packing, key_mask)
+        a = _attention(layer, h, packing)
         inner = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(a))
         h = layer.output.LayerNorm(dropout(layer.output.dense(inner), layer.output.dropout) + a)
         layers.append(h)

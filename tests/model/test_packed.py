@@ -49,3 +49,10 @@ def test_packed_matches_minilm_and_dropout_is_active_in_training() -> None:
         packed.train()
         first, second = packed(inputs), packed(inputs)
     assert (first - second).abs().max() > 1e-3  # two dropout passes differ (SimCSE's positives)
+
+
+def test_a_batch_without_padding_takes_the_reshape_path(tiny_bert: Path) -> None:
+    packed, padded = _pair(str(tiny_bert), "mean")
+    inputs = packed.tokenize(["one two three", "four five six", "seven eight nine"])
+    assert inputs["attention_mask"].bool().all()
+    torch.testing.assert_close(packed(inputs), padded(inputs), atol=1e-5, rtol=1e-5)
