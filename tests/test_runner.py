@@ -50,6 +50,7 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
         tags, params, metrics = child.data.tags, child.data.params, child.data.metrics
         assert tags["method"] == "scl" and tags["profile"] == "tiny" and tags["study"] == "lambda_tau_sweep"
         assert tags["data_dir"] and tags["git_commit"] and tags["trial"] in {"0", "1"}
+        assert tags["precision"] == "fp32" and tags["cpu.model"] and tags["cpu.capability"]
         assert params["tau"] == "0.5" and params["selection"] == "allpalln" and params["batch_size"] == "16"
         scores = [metrics[m] for m in STS_METRICS]
         assert all(-100 <= s <= 100 for s in scores)
