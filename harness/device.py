@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import platform
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,20 +105,38 @@ def _bench_cache_path() -> Path:
     return harness_home() / "machine" / f"cpu-bf16-{key}.json"
 
 
+def _read_bench(path: Path) -> bool | None:
+    """The cached verdict, or None where the file is missing, unreadable or not ours."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        verdict = json.loads(path.read_text())["bf16_faster"]
+        if isinstance(verdict, bool):
+            return verdict
+    return None
+
+
 def benchmark_cpu_bf16() -> bool:
     """Whether bf16 autocast matmuls beat fp32 by BENCH_SPEEDUP here; measured once (well under a
-    second), then read from `.harness/machine/`."""
+    second), then read from `.harness/machine/`. The first process to write the file wins, so
+    concurrent workers agree; a directory that cannot be written only costs a re-measurement."""
     path = _bench_cache_path()
-    if path.is_file():
-        with contextlib.suppress(ValueError, KeyError, OSError):
-            return bool(json.loads(path.read_text())["bf16_faster"])
+    cached = _read_bench(path)
+    if cached is not None:
+        return cached
     fp32, bf16 = _matmul_seconds(None), _matmul_seconds(torch.bfloat16)
-    result = {"cpu": cpu_model(), "fp32_s": fp32, "bf16_s": bf16, "bf16_faster": fp32 > BENCH_SPEEDUP * bf16}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(result))
-    os.replace(tmp, path)
-    return bool(result["bf16_faster"])
+    verdict = fp32 > BENCH_SPEEDUP * bf16
+    result = {"cpu": cpu_model(), "fp32_s": fp32, "bf16_s": bf16, "bf16_faster": verdict}
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as file:
+                json.dump(result, file)
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, path)  # atomic, and fails where another process wrote first
+        finally:
+            os.unlink(tmp)
+    cached = _read_bench(path)
+    return verdict if cached is None else cached
 
 
 def resolve_precision(device: torch.device, precision: str = "auto") -> Resolved:
@@ -127,7 +146,9 @@ def resolve_precision(device: torch.device, precision: str = "auto") -> Resolved
     if precision != "auto":
         return precision  # type: ignore[return-value]
     if device.type == "cuda":
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+        # Native bf16 from compute capability 8.0 (Ampere); `is_bf16_supported()` also says yes where
+        # bf16 is only emulated (Turing, Volta), which is slower than fp16.
+        return "bf16" if torch.cuda.get_device_capability(device)[0] >= 8 else "fp16"
     if device.type == "cpu":
         native = native_cpu_bf16()
         if native is None:

@@ -32,11 +32,13 @@ def test_cpu_auto_is_bf16_only_where_native(
     assert autocast_dtype(CPU, "auto") == DTYPES[expected]
 
 
-@pytest.mark.parametrize(("bf16", "expected"), [(True, "bf16"), (False, "fp16")])
-def test_cuda_auto_is_bf16_where_supported_else_fp16(
-    monkeypatch: pytest.MonkeyPatch, bf16: bool, expected: str
+@pytest.mark.parametrize(("capability", "expected"), [((9, 0), "bf16"), ((8, 0), "bf16"), ((7, 5), "fp16")])
+def test_cuda_auto_is_bf16_from_ampere_else_fp16(
+    monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int], expected: str
 ) -> None:
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
+    # A Turing GPU (7.5) reports is_bf16_supported() == True through emulation: it must still get fp16.
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: capability)
     assert resolve_precision(CUDA, "auto") == expected
 
 
@@ -66,6 +68,46 @@ def test_unknown_flags_are_settled_by_a_cached_micro_benchmark(
     assert timed == [None, torch.bfloat16]  # measured once, then read from .harness/machine/
     (stored,) = (harness_home / "machine").glob("cpu-bf16-*.json")
     assert json.loads(stored.read_text())["bf16_faster"] is (expected == "bf16")
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"bf16_faster": "yes"}', "[1]", '{"other": 1}'])
+def test_a_damaged_benchmark_file_is_measured_again(
+    monkeypatch: pytest.MonkeyPatch, harness_home: Path, content: str
+) -> None:
+    monkeypatch.setattr(device, "_matmul_seconds", lambda dtype, *a: 0.3 if dtype is torch.bfloat16 else 1.0)
+    path = device._bench_cache_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    assert device.benchmark_cpu_bf16() is True  # measured (the damaged file is not trusted)
+
+
+def test_the_first_benchmark_verdict_written_wins(
+    monkeypatch: pytest.MonkeyPatch, harness_home: Path
+) -> None:
+    path = device._bench_cache_path()
+    real_read = device._read_bench
+    calls = {"n": 0}
+
+    def racing_read(p: Path) -> bool | None:
+        calls["n"] += 1
+        if calls["n"] == 1:  # another worker writes its verdict while this one measures
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text('{"bf16_faster": false}')
+            return None
+        return real_read(p)
+
+    monkeypatch.setattr(device, "_read_bench", racing_read)
+    monkeypatch.setattr(device, "_matmul_seconds", lambda dtype, *a: 0.3 if dtype is torch.bfloat16 else 1.0)
+    assert device.benchmark_cpu_bf16() is False  # agrees with the file, not with its own measurement
+    assert not list(path.parent.glob("*.tmp"))
+
+
+def test_an_unwritable_home_still_gives_a_verdict(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(device, "_bench_cache_path", lambda: blocker / "machine" / "cpu-bf16-x.json")
+    monkeypatch.setattr(device, "_matmul_seconds", lambda dtype, *a: 1.0)
+    assert device.benchmark_cpu_bf16() is False
 
 
 def test_real_micro_benchmark_agrees_with_the_flags(harness_home: Path) -> None:

@@ -33,6 +33,8 @@ def encode(
     progress: bool = False,
 ) -> dict[str, np.ndarray]:
     """Map each distinct sentence to its fp32 embedding; the model's train/eval mode is restored."""
+    if not sentences:
+        return {}
     unique = sorted(set(sentences))
     tokens = encoder.token_ids(unique)
     batches = length_sorted_batches([len(ids) for ids in tokens["input_ids"]], batch_size)

@@ -16,7 +16,7 @@ def split_commas(value: Any) -> Any:
 
 Source = Literal["wiki", "sst", "quora", "sts"]
 Sources = Annotated[list[Source], BeforeValidator(split_commas)]
-Probabilities = Annotated[list[float], BeforeValidator(split_commas)]
+Probabilities = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], BeforeValidator(split_commas)]
 
 
 class Strict(BaseModel):

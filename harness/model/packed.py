@@ -65,6 +65,8 @@ def dropout(x: torch.Tensor, module: torch.nn.Dropout) -> torch.Tensor:
     which on CPU is 2-3x faster than `bernoulli_` (the largest non-matmul cost of a training step)."""
     if not module.training or module.p == 0.0:
         return x
+    if module.p >= 1.0:  # nn.Dropout(p=1) zeroes everything; 1 / (1 - p) would be inf
+        return torch.zeros_like(x)
     scale = torch.rand(x.shape, device=x.device).ge_(module.p).mul_(1.0 / (1.0 - module.p))
     return x * scale.to(x.dtype)
 
@@ -73,7 +75,7 @@ def _embed(model: BertModel, inputs: dict[str, torch.Tensor], packing: Packing) 
     emb = model.embeddings
     positions = torch.arange(packing.length, device=packing.mask.device).expand(packing.batch, -1)
     types = inputs.get("token_type_ids")
-    types = packing.pack(types) if types is not None else torch.zeros_like(packing.index)
+    types = packing.pack(types if types is not None else torch.zeros_like(inputs["input_ids"]))
     h = (
         emb.word_embeddings(packing.pack(inputs["input_ids"]))
         + emb.token_type_embeddings(types)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from harness.model.encoder import Encoder, resolve_model_name
+from harness.model.packed import dropout
 from harness.model.pooling import POOLINGS
 
 SENTENCES = [
@@ -56,3 +57,18 @@ def test_a_batch_without_padding_takes_the_reshape_path(tiny_bert: Path) -> None
     inputs = packed.tokenize(["one two three", "four five six", "seven eight nine"])
     assert inputs["attention_mask"].bool().all()
     torch.testing.assert_close(packed(inputs), padded(inputs), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sentences", [SENTENCES, ["one two three", "four five six"]])
+def test_inputs_without_token_types_are_segment_zero(tiny_bert: Path, sentences: list[str]) -> None:
+    packed, padded = _pair(str(tiny_bert), "mean")
+    inputs = packed.tokenize(sentences)
+    without = {key: value for key, value in inputs.items() if key != "token_type_ids"}
+    torch.testing.assert_close(packed(without), padded(inputs), atol=1e-5, rtol=1e-5)
+
+
+def test_dropout_with_p_one_zeroes_everything() -> None:
+    module = torch.nn.Dropout(1.0).train()
+    x = torch.randn(4, 8)
+    assert torch.equal(dropout(x, module), module(x))
+    assert not dropout(x, module).isnan().any()
