@@ -98,7 +98,7 @@ def _matmul_seconds(dtype: torch.dtype | None, repeats: int = 3, budget_s: float
 
 
 def _bench_cache_path() -> Path:
-    from harness.tracking import harness_home
+    from harness.home import harness_home
 
     machine = f"{cpu_model()}|{cpu_capability()}|{torch.__version__}|{torch.get_num_threads()}"
     key = hashlib.sha256(machine.encode()).hexdigest()[:16]

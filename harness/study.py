@@ -18,7 +18,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from harness.config import Range, ResolvedStudy
 from harness.errors import HarnessError
-from harness.tracking import harness_home
+from harness.home import harness_home
 
 INTERRUPTED = "interrupted"
 FINGERPRINT = "fingerprint"

@@ -17,13 +17,10 @@ from typing import Any
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
+from harness.home import harness_home
+
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
-
-
-def harness_home() -> Path:
-    """`HARNESS_HOME`, else `.harness/` in the working directory: local stores live here."""
-    return Path(os.environ.get("HARNESS_HOME", ".harness")).resolve()
 
 
 def resolve_tracking_uri(explicit: str | None = None) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from harness.tracking import harness_home
+from harness.home import harness_home
 
 
 def fingerprint(model: torch.nn.Module, **settings: object) -> str:

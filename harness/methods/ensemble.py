@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import Field
@@ -19,10 +19,11 @@ from harness.methods.base import Method
 from harness.methods.params import Strict
 from harness.methods.tasks import multitask_data
 from harness.registry import register_method
-from harness.report.collect import trial_frame
-from harness.tracking import Tracker
 from harness.train.loop import Stage
 from harness.train.multitask import TASKS
+
+if TYPE_CHECKING:
+    from harness.tracking import Tracker
 
 
 class EnsembleParams(Strict):
@@ -33,6 +34,9 @@ class EnsembleParams(Strict):
 
 def choose_runs(source_study: str, profile: str | None, top_k: int) -> dict[str, list[tuple[str, dict]]]:
     """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score."""
+    from harness.report.collect import trial_frame  # MLflow is imported only where an ensemble runs
+    from harness.tracking import Tracker
+
     tracker = Tracker()
     frame, _ = trial_frame(tracker, source_study, profile)
     chosen: dict[str, list[tuple[str, dict]]] = {}

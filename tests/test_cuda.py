@@ -1,0 +1,78 @@
+"""The CUDA path on a real GPU: precision choice, padding-free forward under autocast, encoding, and a
+training stage in fp32, bf16 and fp16 (with its GradScaler). Skipped where no GPU is present (CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from harness.config import resolve_run_config
+from harness.device import DTYPES, autocast, hardware_tags, resolve_precision
+from harness.evaluate.encode import encode
+from harness.methods.contrastive import wiki_sentences
+from harness.methods.unsup_simcse import UnsupSimCSE
+from harness.model.encoder import Encoder
+from harness.train.loop import train
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+CUDA = torch.device("cuda")
+SENTENCES = [
+    "a",
+    "the cat sat on the mat .",
+    "short one",
+    "a much longer sentence with many more words in it",
+]
+
+
+def test_auto_precision_and_tags_name_this_gpu() -> None:
+    native_bf16 = torch.cuda.get_device_capability()[0] >= 8
+    assert resolve_precision(CUDA, "auto") == ("bf16" if native_bf16 else "fp16")
+    tags = hardware_tags(CUDA)
+    assert tags["gpu"] == torch.cuda.get_device_name(0) and tags["device"] == "cuda"
+
+
+@pytest.mark.parametrize(("precision", "tolerance"), [("fp32", 1e-4), ("bf16", 5e-2), ("fp16", 1e-2)])
+def test_packed_forward_on_cuda_equals_the_padded_cpu_forward(
+    tiny_bert: Path, precision: str, tolerance: float
+) -> None:
+    gpu, cpu = Encoder(str(tiny_bert), "mean", 32).to(CUDA).eval(), Encoder(str(tiny_bert), "mean", 32).eval()
+    cpu.packing = False
+    assert gpu.packing
+    with torch.inference_mode(), autocast(CUDA, DTYPES[precision]):
+        ours = gpu(gpu.tokenize(SENTENCES)).float().cpu()
+    with torch.inference_mode():
+        theirs = cpu(cpu.tokenize(SENTENCES))
+    torch.testing.assert_close(ours, theirs, atol=tolerance, rtol=tolerance)
+
+
+def test_encode_on_cuda_equals_cpu(tiny_bert: Path) -> None:
+    gpu, cpu = Encoder(str(tiny_bert), "mean", 32).to(CUDA), Encoder(str(tiny_bert), "mean", 32)
+    ours, theirs = encode(gpu, SENTENCES * 3, batch_size=3), encode(cpu, SENTENCES * 3, batch_size=3)
+    assert ours.keys() == theirs.keys()
+    for sentence in theirs:
+        np.testing.assert_allclose(ours[sentence], theirs[sentence], atol=1e-4)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, precision: str) -> None:
+    config = resolve_run_config(
+        {"method": "unsup_simcse", "model": str(tiny_bert), "batch_size": 16, "max_seq_length": 32,
+         "max_steps": 6, "log_every": 2, "eval_every": 3, "precision": precision, "lr": 1e-3}
+    )  # fmt: skip
+    torch.manual_seed(0)
+    method = UnsupSimCSE(Encoder(str(tiny_bert), "mean", 32), config.params())
+    before = {k: v.detach().clone() for k, v in method.state_dict().items()}
+    logged: list[dict[str, float]] = []
+    outcome = train(
+        method, method.stages(config, list(wiki_sentences(data_dir))[:256]), config, CUDA,
+        DTYPES[precision], dev_score=lambda: 0.0, on_metrics=lambda step, m: logged.append(m),
+        on_dev=lambda step, score: None, progress=False,
+    )  # fmt: skip
+    assert outcome.steps == 6 and len(logged) == 3
+    assert all(np.isfinite(m["train.loss"]) for m in logged)
+    assert all(p.device.type == "cuda" and p.dtype == torch.float32 for p in method.parameters())
+    changed = [k for k, v in method.state_dict().items() if not torch.equal(v.cpu(), before[k].cpu())]
+    assert any("encoder" in k and "layer.0" in k for k in changed)
