@@ -1,6 +1,6 @@
 """STS suite speed: harness evaluation vs sentence-transformers' default path, same sentences, one process.
 
-    .venv/bin/python bench/eval_speed.py [--text raw|senteval] [--batch-size 128]
+    .venv/bin/python bench/eval_speed.py [--text raw|senteval] [--batch-size 128] [--model DIR]
 
 The reference encodes each task's first and second sentences with `SentenceTransformer.encode`
 (normalised, its default batch size 32) and scores cosine Spearman with scipy, as MTEB does. The harness
@@ -25,10 +25,10 @@ from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
 from harness.model.encoder import Encoder, resolve_model_name
 
 
-def reference(text: str) -> tuple[float, dict[str, float]]:
+def reference(model_name: str, text: str) -> tuple[float, dict[str, float]]:
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(resolve_model_name("all-MiniLM-L6-v2"), device=str(pick_device()))
+    model = SentenceTransformer(resolve_model_name(model_name), device=str(pick_device()))
     root = resolve_data_dir()
     start = time.perf_counter()
     scores = {}
@@ -41,9 +41,9 @@ def reference(text: str) -> tuple[float, dict[str, float]]:
     return time.perf_counter() - start, scores
 
 
-def harness(text: str, precision: str, batch_size: int) -> tuple[float, dict[str, float]]:
+def harness(model_name: str, text: str, precision: str, batch_size: int) -> tuple[float, dict[str, float]]:
     device = pick_device()
-    encoder = Encoder("all-MiniLM-L6-v2", "mean", None).to(device)
+    encoder = Encoder(model_name, "mean", None).to(device)
     encode_fn = SentenceEncoder(encoder, batch_size, autocast_dtype(device, precision))  # type: ignore[arg-type]
     start = time.perf_counter()
     results = evaluate_tasks(encode_fn, resolve_data_dir(), STS_TASKS, text)  # type: ignore[arg-type]
@@ -54,12 +54,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--text", default="raw", choices=["raw", "senteval"])
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2", help="model directory or alias (mean pooling)")
     args = parser.parse_args()
     print(machine_header())
-    ref_time, ref = reference(args.text)
+    ref_time, ref = reference(args.model, args.text)
     print(f"sentence-transformers encode + cosine: {ref_time:7.1f} s")
     for precision in ("fp32", "auto"):
-        seconds, ours = harness(args.text, precision, args.batch_size)
+        seconds, ours = harness(args.model, args.text, precision, args.batch_size)
         diff = max(abs(ours[t] - ref[t]) for t in STS_TASKS)
         print(
             f"harness {precision_label(precision):11s}: {seconds:7.1f} s  "

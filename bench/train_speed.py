@@ -2,7 +2,7 @@
 harness's loop vs sentence-transformers' trainer with MultipleNegativesRankingLoss, same sentences
 (the local wiki1m head), same machine, one run.
 
-    .venv/bin/python bench/train_speed.py [--steps 20] [--batch-size 64]
+    .venv/bin/python bench/train_speed.py [--steps 20] [--batch-size 64] [--model DIR]
 
 sentence-transformers: SentenceTransformerTrainer, anchor = positive = the sentence (SimCSE), its default
 precision (fp32); time = train_runtime / steps. Harness: the `unsup_simcse` method's stage (random
@@ -28,12 +28,12 @@ from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder, resolve_model_name
 
 
-def harness_step(sentences: list[str], steps: int, batch_size: int, precision: str) -> float:
+def harness_step(model_name: str, sentences: list[str], steps: int, batch_size: int, precision: str) -> float:
     device = pick_device()
     dtype = autocast_dtype(device, precision)  # type: ignore[arg-type]
     config = resolve_run_config({"method": "unsup_simcse", "batch_size": batch_size, "max_seq_length": 32})
     torch.manual_seed(0)
-    method = UnsupSimCSE(Encoder("all-MiniLM-L6-v2", "mean", 32), config.params()).to(device).train()
+    method = UnsupSimCSE(Encoder(model_name, "mean", 32), config.params()).to(device).train()
     stage = method.stages(config, sentences)[0]
     batches = stage.make_batches(random.Random(0))[: steps + 1]
     return mean_step_seconds(
@@ -41,13 +41,13 @@ def harness_step(sentences: list[str], steps: int, batch_size: int, precision: s
     )
 
 
-def sentence_transformers_step(sentences: list[str], steps: int, batch_size: int) -> float:
+def sentence_transformers_step(model_name: str, sentences: list[str], steps: int, batch_size: int) -> float:
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.training_args import SentenceTransformerTrainingArguments
 
-    model = SentenceTransformer(resolve_model_name("all-MiniLM-L6-v2"), device=str(pick_device()))
+    model = SentenceTransformer(resolve_model_name(model_name), device=str(pick_device()))
     model.max_seq_length = 32
     data = Dataset.from_dict(
         {"anchor": sentences[: batch_size * steps], "positive": sentences[: batch_size * steps]}
@@ -66,14 +66,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2", help="model directory or alias (mean pooling)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sentences = list(wiki_sentences(resolve_data_dir()))
     print(machine_header())
-    reference = sentence_transformers_step(sentences, args.steps, args.batch_size)
+    reference = sentence_transformers_step(args.model, sentences, args.steps, args.batch_size)
     print(f"sentence-transformers trainer + MNRL (fp32): {reference:.3f} s/step")
     for precision in ("fp32", "auto"):
-        ours = harness_step(sentences, args.steps, args.batch_size, precision)
+        ours = harness_step(args.model, sentences, args.steps, args.batch_size, precision)
         label = precision_label(precision)
         print(f"harness unsup_simcse step ({label}): {ours:.3f} s/step  speed-up {reference / ours:.2f}x")
 

@@ -20,7 +20,13 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import BertModel
+
+# cuDNN's attention (PyTorch's first choice for bf16/fp16 on Hopper) builds a plan for every new sequence
+# length; with length-sorted evaluation batches that cost more than it saved: STS suite on an H100,
+# all-MiniLM-L6-v2 under bf16, 4.14 s with it vs 2.53 s without (fp32: 2.85 s). Same arithmetic.
+ATTENTION_BACKENDS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
 
 def supports_packing(model: Any) -> bool:
@@ -112,11 +118,12 @@ def packed_forward(
     packing = Packing(inputs["attention_mask"])
     h = _embed(model, inputs, packing)
     layers = [h]
-    for layer in model.encoder.layer:
-        a = _attention(layer, h, packing)
-        inner = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(a))
-        h = layer.output.LayerNorm(dropout(layer.output.dense(inner), layer.output.dropout) + a)
-        layers.append(h)
+    with sdpa_kernel(ATTENTION_BACKENDS):
+        for layer in model.encoder.layer:
+            a = _attention(layer, h, packing)
+            inner = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(a))
+            h = layer.output.LayerNorm(dropout(layer.output.dense(inner), layer.output.dropout) + a)
+            layers.append(h)
     last = packing.unpack(h)
     hidden = tuple(packing.unpack(x) for x in layers) if all_layers else None
     pooled = model.pooler(last) if pooler and model.pooler is not None else None
