@@ -38,7 +38,8 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     assert set(data) == {"STS12", "STSBenchmark", "MRPC", "AlignUniform"}
     hardware = settings["hardware"]
     assert settings["precision"] == hardware["precision"] == "fp32" and hardware["cpu.model"]
-    assert f"fp32 on cpu ({hardware['cpu.model']}, {hardware['cpu.capability']}" in result.stdout
+    where = hardware.get("gpu") or hardware["cpu.model"]  # the GPU's name on a CUDA machine
+    assert f"fp32 on {hardware['device']} ({where}, {hardware['cpu.capability']}" in result.stdout
     assert {"spearman", "spearman_mean", "spearman_wmean", "pearson", "subsets"} <= set(data["STS12"])
     assert len(data["STS12"]["subsets"]) == 5 and data["STSBenchmark"]["n"] == 1379
     assert {"acc", "f1", "devacc"} <= set(data["MRPC"])
