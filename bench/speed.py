@@ -16,7 +16,6 @@ import time
 import torch
 from steps import machine_header, mean_step_seconds, precision_label
 
-from harness.config import resolve_run_config
 from harness.data.nli import pack_batches, read_snli_local
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
@@ -25,6 +24,7 @@ from harness.evaluate.sts import STS_TASKS
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
 from harness.methods.scl import SupervisedContrastiveNLI
 from harness.model.encoder import Encoder
+from harness.run_spec import resolve_run
 
 PRECISIONS = ("fp32", "auto")
 
@@ -32,9 +32,9 @@ PRECISIONS = ("fp32", "auto")
 def time_steps(
     model: str, steps: int, batch_size: int, dtype: torch.dtype | None, device: torch.device
 ) -> float:
-    config = resolve_run_config({"method": "scl", "lambda": 0.5, "tau": 0.1})
+    run = resolve_run({"method": "scl", "lambda": 0.5, "tau": 0.1})
     torch.manual_seed(0)
-    method = SupervisedContrastiveNLI(Encoder(model, "mean", 48), config.params()).to(device).train()
+    method = SupervisedContrastiveNLI(Encoder(model, "mean", 48), run.params).to(device).train()
     batches = pack_batches(read_snli_local(resolve_data_dir(), ["dev"]), batch_size, random.Random(0))
     batches = batches[: steps + 1]
     return mean_step_seconds(lambda b: method.loss(b)["loss"], batches, method.parameters(), device, dtype)

@@ -20,21 +20,21 @@ import tempfile
 import torch
 from steps import machine_header, mean_step_seconds, precision_label
 
-from harness.config import resolve_run_config
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
 from harness.methods.contrastive import wiki_sentences
 from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder, resolve_model_name
+from harness.run_spec import resolve_run
 
 
 def harness_step(model_name: str, sentences: list[str], steps: int, batch_size: int, precision: str) -> float:
     device = pick_device()
     dtype = autocast_dtype(device, precision)  # type: ignore[arg-type]
-    config = resolve_run_config({"method": "unsup_simcse", "batch_size": batch_size, "max_seq_length": 32})
+    run = resolve_run({"method": "unsup_simcse", "batch_size": batch_size, "max_seq_length": 32})
     torch.manual_seed(0)
-    method = UnsupSimCSE(Encoder(model_name, "mean", 32), config.params()).to(device).train()
-    stage = method.stages(config, sentences)[0]
+    method = UnsupSimCSE(Encoder(model_name, "mean", 32), run.params).to(device).train()
+    stage = method.stages(run.settings, sentences)[0]
     batches = stage.make_batches(random.Random(0))[: steps + 1]
     return mean_step_seconds(
         lambda b: stage.updates[0](b)["loss"], batches, method.parameters(), device, dtype

@@ -43,9 +43,9 @@ def run_study_cmd(
     no_progress: bool,
 ) -> None:
     """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
-    from harness.config import load_study
     from harness.runner import run_study
     from harness.study import best_value, done_count
+    from harness.study_spec import load_study
 
     resolved = load_study(study, profile)
     opt = run_study(resolved, storage, tracking_uri, data_dir, workers, fresh, retry_failed, not no_progress)
@@ -75,8 +75,8 @@ def worker_cmd(
     no_progress: bool,
 ) -> None:
     """Join a running study as one more worker (same machine or another one sharing the storage)."""
-    from harness.config import load_study
     from harness.runner import run_worker
+    from harness.study_spec import load_study
 
     run_worker(load_study(study, profile), storage, tracking_uri, data_dir, not no_progress, position)
 
@@ -221,7 +221,7 @@ def methods_cmd() -> None:
 @cli.command("studies")
 def studies_cmd() -> None:
     """List the studies in studies/ with their profiles."""
-    from harness.config import STUDIES_DIR, load_study
+    from harness.study_spec import STUDIES_DIR, load_study
 
     for path in sorted(STUDIES_DIR.glob("*.yaml")):
         import yaml

@@ -7,7 +7,7 @@ on the same study (each pinned to one GPU through CUDA_VISIBLE_DEVICES when GPUs
 from __future__ import annotations
 
 import contextlib
-import itertools
+import json
 import math
 import os
 import signal
@@ -22,12 +22,10 @@ from optuna.storages import JournalStorage
 from tqdm.auto import tqdm
 from transformers import AutoConfig
 
-from harness.config import ResolvedStudy
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.model.encoder import resolve_model_name
-from harness.registry import get_method
 from harness.study import (
     PARENT_RUN,
     best_value,
@@ -40,6 +38,7 @@ from harness.study import (
     remaining,
     suggest,
 )
+from harness.study_spec import ResolvedStudy
 from harness.tracking import Tracker, git_commit, resolve_tracking_uri
 from harness.trial import TrialContext, run_trial
 
@@ -49,10 +48,8 @@ optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failure
 
 def preflight(study: ResolvedStudy, data_dir: Path) -> None:
     """Fail before anything is written when evaluation data, models or training sets cannot be loaded."""
-    grid = study.grid()
-    configs = [
-        study.run_config(dict(zip(grid, combo, strict=True))) for combo in itertools.product(*grid.values())
-    ]
+    runs = study.grid_runs()
+    configs = [run.settings for run in runs]
     for variant in {c.text_variant for c in configs}:
         for task in STS_TASKS:
             load_sts_task(data_dir, task, variant)
@@ -65,9 +62,8 @@ def preflight(study: ResolvedStudy, data_dir: Path) -> None:
                 f"cannot load model {model!r}: {str(exc).splitlines()[0]}; "
                 "use a local directory or all-MiniLM-L6-v2 when offline"
             ) from None
-    for config in {(c.method, c.train_data): c for c in configs}.values():
-        method = get_method(config.method)
-        method.load_train_data(config, data_dir)
+    for run in {json.dumps(run.flat(), sort_keys=True, default=str): run for run in runs}.values():
+        run.method.load_train_data(run, data_dir)
 
 
 def run_study(
@@ -151,10 +147,10 @@ def worker_loop(
 
     def objective(trial: optuna.Trial) -> float:
         values = suggest(trial, study)
-        config = study.run_config(values)
+        run = study.resolve(values)
         label = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
         try:
-            return run_trial(config, ctx, trial.number, lambda step, value: trial.report(value, step), label)
+            return run_trial(run, ctx, trial.number, lambda step, value: trial.report(value, step), label)
         except KeyboardInterrupt:
             mark_interrupted(opt, trial.number)
             raise

@@ -16,9 +16,9 @@ from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.config import Range, ResolvedStudy
 from harness.errors import HarnessError
 from harness.home import harness_home
+from harness.study_spec import Range, ResolvedStudy
 
 INTERRUPTED = "interrupted"
 FINGERPRINT = "fingerprint"

@@ -15,13 +15,12 @@ import numpy as np
 import torch
 import yaml
 
-from harness.config import RunConfig
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.objectives import Evaluator
 from harness.evaluate.suite import SentenceEncoder
 from harness.model.encoder import Encoder
-from harness.registry import get_method
+from harness.run_spec import ResolvedRun
 from harness.tracking import LoggedRun, Tracker, git_commit
 from harness.train.loop import train
 
@@ -46,7 +45,7 @@ def seed_everything(seed: int) -> None:
 
 
 def run_trial(
-    config: RunConfig,
+    run_spec: ResolvedRun,
     ctx: TrialContext,
     number: int,
     report: Callable[[int, float], None] = lambda step, value: None,
@@ -57,6 +56,7 @@ def run_trial(
 
     The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C), never RUNNING.
     """
+    config = run_spec.settings
     tags = {
         "method": config.method,
         "study": ctx.study,
@@ -67,14 +67,15 @@ def run_trial(
         "data_dir": str(ctx.data_dir),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         **hardware_tags(pick_device(config.device), config.precision),
+        **({"variant": run_spec.variant} if run_spec.variant else {}),
     }
     run = ctx.tracker.start_child(
         ctx.experiment_id, ctx.parent_run_id, f"trial-{number} {label}".strip(), tags
     )
     try:
-        run.log_params(config.flat())
-        run.log_text(yaml.safe_dump(config.flat(), sort_keys=False), "config.yaml")
-        value = _train_and_evaluate(config, ctx, run, report)
+        run.log_params(run_spec.flat())
+        run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
+        value = _train_and_evaluate(run_spec, ctx, run, report)
     except KeyboardInterrupt:
         run.finish("KILLED", "interrupted (Ctrl-C); re-run the study to run this trial again")
         raise
@@ -87,14 +88,15 @@ def run_trial(
 
 
 def _train_and_evaluate(
-    config: RunConfig, ctx: TrialContext, run: LoggedRun, report: Callable[[int, float], None]
+    run_spec: ResolvedRun, ctx: TrialContext, run: LoggedRun, report: Callable[[int, float], None]
 ) -> float:
+    config = run_spec.settings
     seed_everything(config.seed)
     device = pick_device(config.device)
     amp_dtype = DTYPES[resolve_precision(device, config.precision)]
     encoder = Encoder(config.model, config.pooling, config.max_seq_length)
-    method = get_method(config.method)(encoder, config.params())
-    data = method.load_train_data(config, ctx.data_dir)
+    method = run_spec.build(encoder)
+    data = method.load_train_data(run_spec, ctx.data_dir)
 
     dev_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
     # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once

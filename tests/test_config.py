@@ -2,9 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import STUDIES_DIR, load_study, resolve_run_config
 from harness.errors import HarnessError
 from harness.registry import get_method
+from harness.run_spec import resolve_run
+from harness.study_spec import STUDIES_DIR, load_study
 
 
 def test_lambda_tau_sweep_profiles() -> None:
@@ -13,7 +14,9 @@ def test_lambda_tau_sweep_profiles() -> None:
         "lambda": [0.1, 0.3, 0.5, 0.7, 0.9],
         "tau": [0.1, 0.3, 0.5, 0.7, 0.9, 1.0],
     }
-    config = paper.run_config({"lambda": 0.3, "tau": 1.0})
+    run = paper.resolve({"lambda": 0.3, "tau": 1.0})
+    config = run.settings
+    assert (run.params.lam, run.params.tau, run.method.name) == (0.3, 1.0, "scl")
     assert (
         config.model,
         config.batch_size,
@@ -24,7 +27,7 @@ def test_lambda_tau_sweep_profiles() -> None:
     ) == ("bert-base-uncased", 64, 2e-5, 1, 0.1, "mean")
     smoke = load_study("lambda_tau_sweep", "smoke")
     assert smoke.n_trials >= 4 and smoke.base["max_steps"] and smoke.base["train_data"] == "snli_local"
-    assert smoke.run_config({"lambda": 0.1, "tau": 0.1}).flat()["lambda"] == 0.1
+    assert smoke.resolve({"lambda": 0.1, "tau": 0.1}).flat()["lambda"] == 0.1
 
 
 def write(tmp_path: Path, text: str) -> str:
@@ -71,7 +74,7 @@ def test_registry_suggests_close_names() -> None:
 
 
 def test_flat_config_holds_method_params() -> None:
-    flat = resolve_run_config({"method": "scl", "lambda": 0.3, "tau": 0.7, "selection": "3p3n"}).flat()
+    flat = resolve_run({"method": "scl", "lambda": 0.3, "tau": 0.7, "selection": "3p3n"}).flat()
     assert (flat["lambda"], flat["tau"], flat["selection"], flat["method"]) == (0.3, 0.7, "3p3n", "scl")
 
 

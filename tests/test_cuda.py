@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from harness.config import resolve_run_config
 from harness.device import DTYPES, autocast, hardware_tags, resolve_precision
 from harness.evaluate.encode import encode
 from harness.methods.contrastive import wiki_sentences
 from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder
+from harness.run_spec import resolve_run
 from harness.train.loop import train
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -58,16 +58,16 @@ def test_encode_on_cuda_equals_cpu(tiny_bert: Path) -> None:
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
 def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, precision: str) -> None:
-    config = resolve_run_config(
+    run = resolve_run(
         {"method": "unsup_simcse", "model": str(tiny_bert), "batch_size": 16, "max_seq_length": 32,
          "max_steps": 6, "log_every": 2, "eval_every": 3, "precision": precision, "lr": 1e-3}
     )  # fmt: skip
     torch.manual_seed(0)
-    method = UnsupSimCSE(Encoder(str(tiny_bert), "mean", 32), config.params())
+    method = UnsupSimCSE(Encoder(str(tiny_bert), "mean", 32), run.params)
     before = {k: v.detach().clone() for k, v in method.state_dict().items()}
     logged: list[dict[str, float]] = []
     outcome = train(
-        method, method.stages(config, list(wiki_sentences(data_dir))[:256]), config, CUDA,
+        method, method.stages(run.settings, list(wiki_sentences(data_dir))[:256]), run.settings, CUDA,
         DTYPES[precision], dev_score=lambda: 0.0, on_metrics=lambda step, m: logged.append(m),
         on_dev=lambda step, score: None, progress=False,
     )  # fmt: skip

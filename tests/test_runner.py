@@ -13,10 +13,10 @@ from pathlib import Path
 import optuna
 import pytest
 
-from harness.config import load_study
 from harness.report.build import build_report
 from harness.runner import run_study
 from harness.study import open_storage
+from harness.study_spec import load_study
 from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
 

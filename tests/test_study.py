@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_study
 from harness.errors import HarnessError
 from harness.runner import run_study
+from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_study
 from harness.runner import run_study
+from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
 
 
@@ -13,7 +13,7 @@ def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
     metrics = []
     for name in ("same-a", "same-b"):
         path = tiny_study(tmp_path, tiny_bert, {"seed": [7]}, name=name, method="fusion", batch_size=4,
-                          max_steps=3, contrastive_limit=32)  # fmt: skip
+                          max_steps=3)  # fmt: skip
         run_study(load_study(path), progress=False)
         (run,) = child_runs(name)
         metrics.append({k: v for k, v in run.data.metrics.items() if k != "train.seconds"})

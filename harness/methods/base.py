@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 from torch import nn
 
 from harness.model.encoder import Encoder
 from harness.train.loop import Stage
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.run_spec import ResolvedRun
 
 
 class NoParams(BaseModel):
@@ -35,10 +39,11 @@ class Method(nn.Module):
         self.params = params
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> Sequence[Any]:
-        """The training set named by `config` (cached per process; called once before any trial)."""
+    def load_train_data(cls, run: ResolvedRun, data_dir: Path) -> Sequence[Any]:
+        """The training set named by the run's settings and parameters (also called by the runner's
+        preflight before any trial, so a missing file fails early)."""
         raise NotImplementedError
 
-    def stages(self, config: Any, data: Any) -> list[Stage]:
-        """The training phases, in order."""
+    def stages(self, config: RunConfig, data: Any) -> list[Stage]:
+        """The training phases, in order, from the run's common settings (own fields: `self.params`)."""
         raise NotImplementedError

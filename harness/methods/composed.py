@@ -9,14 +9,14 @@ from typing import Any
 
 from harness.data.cs224n import MultitaskData
 from harness.methods.contrastive import ContrastiveMixin, contrastive_examples
-from harness.methods.params import ContrastiveParams, HeadParams
+from harness.methods.params import ContrastiveStageParams, MultitaskParams
 from harness.methods.tasks import TaskMethod, multitask_data
 from harness.model.encoder import Encoder
 from harness.train.loop import Stage
 
 
-class ComposedParams(HeadParams, ContrastiveParams):
-    pass
+class ComposedParams(MultitaskParams, ContrastiveStageParams):
+    """Heads, the task schedule and a contrastive stage with its own schedule."""
 
 
 class ComposedMethod(ContrastiveMixin, TaskMethod):
@@ -27,10 +27,9 @@ class ComposedMethod(ContrastiveMixin, TaskMethod):
         self.init_contrastive(params)
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> tuple[MultitaskData, list[Any]]:
-        tasks = multitask_data(config, data_dir)
-        params = config.params()
-        return tasks, contrastive_examples(params.contrastive, params, config, data_dir, tasks)
+    def load_train_data(cls, run: Any, data_dir: Path) -> tuple[MultitaskData, list[Any]]:
+        tasks, params = multitask_data(run, data_dir), run.params
+        return tasks, contrastive_examples(params.contrastive, params, run.settings, data_dir, tasks)
 
     def task_data(self, data: tuple[MultitaskData, list[Any]]) -> MultitaskData:
         return data[0]

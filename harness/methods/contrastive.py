@@ -25,7 +25,7 @@ from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
 from harness.losses import info_nce, paired_info_nce
 from harness.methods.base import Method
-from harness.methods.params import ContrastiveParams
+from harness.methods.params import SimCSEParams
 from harness.model.encoder import Encoder
 from harness.train.batching import length_grouped, random_batches
 from harness.train.loop import Stage
@@ -51,7 +51,7 @@ def nli_triplets(config: Any, data_dir: Path) -> list[tuple[str, str, str]]:
 
 
 def contrastive_examples(
-    kind: str, params: ContrastiveParams, config: Any, data_dir: Path, tasks: MultitaskData | None = None
+    kind: str, params: Any, config: Any, data_dir: Path, tasks: MultitaskData | None = None
 ) -> list[Any]:
     """The stage's training examples: sentences (unsup), (s1, s2, label) (sup_quora) or triplets (sup_nli)."""
     if kind == "sup_nli":
@@ -78,7 +78,7 @@ class ContrastiveMixin:
 
     encoder: Any
 
-    def init_contrastive(self, params: ContrastiveParams) -> None:
+    def init_contrastive(self, params: SimCSEParams) -> None:
         hidden = self.encoder.hidden_size
         self.projection = (
             nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh()) if params.mlp_projection else None
@@ -128,8 +128,8 @@ class ContrastiveMixin:
 
 
 class ContrastiveMethod(ContrastiveMixin, Method):
-    """A method made only of contrastive stages (scored on STS); `Params` derives ContrastiveParams."""
+    """A method made only of contrastive stages (scored on STS); `Params` derives SimCSEParams."""
 
-    def __init__(self, encoder: Encoder, params: ContrastiveParams) -> None:
+    def __init__(self, encoder: Encoder, params: SimCSEParams) -> None:
         Method.__init__(self, encoder, params)
         self.init_contrastive(params)

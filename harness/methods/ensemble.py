@@ -62,9 +62,9 @@ class Ensemble(Method):
     tasks = TASKS
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> tuple[MultitaskData, dict]:
-        p = config.params()
-        return multitask_data(config, data_dir), choose_runs(p.source_study, p.source_profile, p.top_k)
+    def load_train_data(cls, run: Any, data_dir: Path) -> tuple[MultitaskData, dict]:
+        p = run.params
+        return multitask_data(run, data_dir), choose_runs(p.source_study, p.source_profile, p.top_k)
 
     def task_data(self, data: tuple[MultitaskData, dict]) -> MultitaskData:
         return data[0]

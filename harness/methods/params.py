@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from harness.train.multitask import Combiner
 
@@ -23,34 +23,59 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class HeadParams(Strict):
-    """Prediction heads (Chen Table 3, David et al. 5.4, Phillips 3.2) and the multi-task schedule."""
+def refuse_set(params: BaseModel, fields: set[str], why: str) -> None:
+    """Refuse fields the YAML set (not defaults) that this configuration does not read: one line, with
+    the fix. Raised as ValueError so pydantic reports it as the run's validation error."""
+    unused = sorted(fields & params.model_fields_set)
+    if unused:
+        raise ValueError(f"'{unused[0]}' is not read {why}; remove it")
+
+
+class SentimentHeadParams(Strict):
+    """The sentiment head and the encoder's dropout (every CS224N method)."""
 
     sentiment_head: Literal["linear", "mlp"] = "linear"
+    head_dropout: float = Field(0.1, ge=0, lt=1)
+    encoder_dropout: float | None = Field(None, ge=0, lt=1, description="None keeps the model's own")
+
+
+class HeadParams(SentimentHeadParams):
+    """Prediction heads for all three tasks (Chen Table 3, David et al. 5.4, Phillips 3.2)."""
+
     paraphrase_head: Literal["linear", "bilinear", "cosine"] = "linear"
     similarity_head: Literal["cosine", "relu_cosine"] = "cosine"
     pair_layers: Literal[0, 2] = Field(0, description="0: heads on the embeddings; 2: a 2-layer MLP first")
     head_sharing: Literal["separate", "first_layer", "shared"] = "separate"
-    head_dropout: float = Field(0.1, ge=0, lt=1)
-    combiner: Combiner = "average"
-    single_task: Literal["sst", "quora", "sts"] = "sst"
-    encoder_dropout: float | None = Field(None, ge=0, lt=1, description="None keeps the model's own")
     quora_train: str | None = Field(None, description="path to quora-train.csv; default: split quora-dev")
 
 
-class ContrastiveParams(Strict):
-    """A contrastive stage (SimCSE, Gao et al. 2021; Chen 3.2): its data, loss and own schedule."""
+class TaskScheduleParams(Strict):
+    """How the three tasks share the fine-tuning steps (Chen 3.4; harness.train.multitask)."""
 
-    contrastive: Literal["unsup", "sup_quora", "sup_nli"] = "unsup"
-    contrastive_data: Sources = Field(default_factory=lambda: ["wiki"], description="for unsup")
-    quora_negatives: bool = Field(True, description="sup_quora: non-paraphrases pushed apart (Chen)")
+    combiner: Combiner = "average"
+    single_task: Literal["sst", "quora", "sts"] = "sst"
+
+    @model_validator(mode="after")
+    def _single_task_only_when_single(self) -> TaskScheduleParams:
+        if self.combiner != "single":
+            refuse_set(self, {"single_task"}, f"with combiner '{self.combiner}' (only with combiner: single)")
+        return self
+
+
+class MultitaskParams(HeadParams, TaskScheduleParams):
+    """Heads and the task schedule: multi-task fine-tuning."""
+
+
+class SimCSEParams(Strict):
+    """SimCSE's loss (Gao et al., 2021): temperature and the MLP projection used in training only."""
+
     temperature: float = Field(0.05, gt=0)
-    hard_negative_weight: float = Field(0.0, description="sup_nli: SimCSE's log weight on own hard negative")
     mlp_projection: bool = Field(True, description="SimCSE's MLP over the embedding, training only")
-    contrastive_epochs: int = Field(1, gt=0)
-    contrastive_lr: float = Field(3e-5, gt=0)
-    contrastive_batch_size: int = Field(64, gt=1)
-    contrastive_max_steps: int | None = Field(None, gt=0)
+
+
+class ContrastiveDataParams(Strict):
+    """The examples of a contrastive stage and how they are batched."""
+
     contrastive_limit: int | None = Field(None, gt=0, description="use only the first N examples")
     length_grouping: bool = Field(
         False,
@@ -58,3 +83,36 @@ class ContrastiveParams(Strict):
         "of similar length); off = random batches, as SimCSE's Trainer (princeton-nlp/SimCSE@3ebee8f "
         "run_unsup_example.sh sets no group_by_length)",
     )
+
+
+class UnsupDataParams(Strict):
+    """Where unsupervised SimCSE's sentences come from."""
+
+    contrastive_data: Sources = Field(default_factory=lambda: ["wiki"], description="for unsup")
+
+
+class SupervisedPairParams(Strict):
+    """Supervised SimCSE's negatives."""
+
+    quora_negatives: bool = Field(True, description="sup_quora: non-paraphrases pushed apart (Chen)")
+    hard_negative_weight: float = Field(0.0, description="sup_nli: SimCSE's log weight on own hard negative")
+
+
+class ContrastiveStageParams(SimCSEParams, ContrastiveDataParams, UnsupDataParams, SupervisedPairParams):
+    """A contrastive stage inside a composed method: its kind and its own schedule (Chen 3.3)."""
+
+    contrastive: Literal["unsup", "sup_quora", "sup_nli"] = "unsup"
+    contrastive_epochs: int = Field(1, gt=0)
+    contrastive_lr: float = Field(3e-5, gt=0)
+    contrastive_batch_size: int = Field(64, gt=1)
+    contrastive_max_steps: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _fields_of_the_kind(self) -> ContrastiveStageParams:
+        ignored = {
+            "unsup": {"quora_negatives", "hard_negative_weight"},
+            "sup_quora": {"contrastive_data", "hard_negative_weight"},
+            "sup_nli": {"contrastive_data", "quora_negatives"},
+        }[self.contrastive]
+        refuse_set(self, ignored, f"by a '{self.contrastive}' contrastive stage")
+        return self

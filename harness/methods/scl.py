@@ -52,8 +52,8 @@ class SupervisedContrastiveNLI(Method):
         self.max_pos, self.max_neg = parse_selection(params.selection)
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> Sequence[NLIGroup]:
-        return load_nli(config, data_dir)
+    def load_train_data(cls, run: Any, data_dir: Path) -> Sequence[NLIGroup]:
+        return load_nli(run.settings, data_dir)
 
     def stages(self, config: Any, data: Sequence[NLIGroup]) -> list[Stage]:
         return [

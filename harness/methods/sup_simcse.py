@@ -7,19 +7,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, model_validator
 
 from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
-from harness.methods.params import ContrastiveParams, split_commas
+from harness.methods.params import (
+    ContrastiveDataParams,
+    SimCSEParams,
+    SupervisedPairParams,
+    refuse_set,
+    split_commas,
+)
 from harness.registry import register_method
 from harness.train.loop import Stage
 
 
-class SupParams(ContrastiveParams):
-    contrastive: Literal["sup_quora", "sup_nli"] = "sup_quora"
+class SupParams(SimCSEParams, ContrastiveDataParams, SupervisedPairParams):
     sup_data: Annotated[list[Literal["quora", "nli"]], BeforeValidator(split_commas)] = Field(
         default_factory=lambda: ["quora"], min_length=1, description='stages in order, e.g. "quora,nli"'
     )
+
+    @model_validator(mode="after")
+    def _negatives_of_the_data(self) -> SupParams:
+        if "quora" not in self.sup_data:
+            refuse_set(self, {"quora_negatives"}, "without quora in sup_data")
+        if "nli" not in self.sup_data:
+            refuse_set(self, {"hard_negative_weight"}, "without nli in sup_data")
+        return self
 
 
 @register_method("sup_simcse")
@@ -27,10 +40,11 @@ class SupSimCSE(ContrastiveMethod):
     Params = SupParams
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> dict[str, list[Any]]:
-        params = config.params()
+    def load_train_data(cls, run: Any, data_dir: Path) -> dict[str, list[Any]]:
+        params = run.params
         return {
-            f"sup_{d}": contrastive_examples(f"sup_{d}", params, config, data_dir) for d in params.sup_data
+            f"sup_{d}": contrastive_examples(f"sup_{d}", params, run.settings, data_dir)
+            for d in params.sup_data
         }
 
     def stages(self, config: Any, data: dict[str, list[Any]]) -> list[Stage]:

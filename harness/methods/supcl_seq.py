@@ -12,7 +12,7 @@ from pydantic import Field
 
 from harness.data.cs224n import MultitaskData
 from harness.losses import cross_entropy, supcon
-from harness.methods.params import HeadParams, Probabilities
+from harness.methods.params import Probabilities, SentimentHeadParams
 from harness.methods.tasks import TaskMethod
 from harness.model.encoder import Encoder
 from harness.registry import register_method
@@ -20,7 +20,7 @@ from harness.train.loop import Stage
 from harness.train.multitask import schedule
 
 
-class SupCLSeqParams(HeadParams):
+class SupCLSeqParams(SentimentHeadParams):
     views: Probabilities = Field(default_factory=lambda: [0.0, 0.1, 0.2], min_length=2)
     temperature: float = Field(0.05, gt=0)
     normalize: bool = Field(False, description="cosine instead of the paper's inner product")

@@ -13,7 +13,7 @@ import torch
 from harness.data.cs224n import MultitaskData, read_multitask
 from harness.losses import binary_cross_entropy, cross_entropy, mse
 from harness.methods.base import Method
-from harness.methods.params import HeadParams
+from harness.methods.params import HeadParams, MultitaskParams, SentimentHeadParams
 from harness.model.encoder import Encoder
 from harness.model.heads import PairHeads, SentimentHead
 from harness.train.loop import Stage
@@ -25,23 +25,26 @@ def _multitask(data_dir: Path, quora_train: str | None) -> MultitaskData:
     return read_multitask(data_dir, Path(quora_train) if quora_train else None)
 
 
-def multitask_data(config: Any, data_dir: Path) -> MultitaskData:
+def multitask_data(run: Any, data_dir: Path) -> MultitaskData:
     """The CS224N sets (cached per process); Quora from `quora_train` when the method has that field."""
-    return _multitask(data_dir, getattr(config.params(), "quora_train", None))
+    return _multitask(data_dir, getattr(run.params, "quora_train", None))
 
 
 class TaskMethod(Method):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
-    Params: ClassVar[type[HeadParams]] = HeadParams
+    Params: ClassVar[type[SentimentHeadParams]] = MultitaskParams
     evaluation = "multitask"
 
-    def __init__(self, encoder: Encoder, params: HeadParams) -> None:
+    def __init__(self, encoder: Encoder, params: SentimentHeadParams) -> None:
         super().__init__(encoder, params)
         hidden = encoder.hidden_size
         self.sentiment = SentimentHead(hidden, params.sentiment_head, params.head_dropout)
-        self.pairs = PairHeads(hidden, params.paraphrase_head, params.similarity_head, params.pair_layers,
-                               params.head_sharing, params.head_dropout)  # fmt: skip
+        self.pairs = (  # sentiment-only methods (SupCL-Seq) have no pair heads
+            PairHeads(hidden, params.paraphrase_head, params.similarity_head, params.pair_layers,
+                      params.head_sharing, params.head_dropout)
+            if isinstance(params, HeadParams) else None
+        )  # fmt: skip
         if params.encoder_dropout is not None:
             encoder.set_dropout(params.encoder_dropout)
 
@@ -54,8 +57,8 @@ class TaskMethod(Method):
         return data
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> MultitaskData:
-        return multitask_data(config, data_dir)
+    def load_train_data(cls, run: Any, data_dir: Path) -> MultitaskData:
+        return multitask_data(run, data_dir)
 
     def task_loss(self, task: str, rows: list[int], data: MultitaskData) -> torch.Tensor:
         """CE on SST-5, BCE on Quora's paraphrase logit, MSE on the 0-5 STS score."""
@@ -83,7 +86,7 @@ class TaskMethod(Method):
 
     def task_stage(self, config: Any, data: MultitaskData, heads_only: bool = False) -> Stage:
         """Fine-tuning on the tasks with the configured combiner (the run's epochs / lr / max_steps)."""
-        heads = lambda: [*self.sentiment.parameters(), *self.pairs.parameters()]  # noqa: E731
+        heads = lambda: [p for head in (self.sentiment, self.pairs) if head for p in head.parameters()]  # noqa: E731
         return Stage(
             "tasks",
             lambda rng: self.task_batches(config, data, rng),

@@ -4,16 +4,16 @@ sst, quora, sts, any mix); evaluated on STS. Uses the run's epochs / lr / batch_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
-from harness.methods.params import ContrastiveParams
+from harness.methods.params import ContrastiveDataParams, SimCSEParams, UnsupDataParams
 from harness.registry import register_method
 from harness.train.loop import Stage
 
 
-class UnsupParams(ContrastiveParams):
-    contrastive: Literal["unsup"] = "unsup"
+class UnsupParams(SimCSEParams, ContrastiveDataParams, UnsupDataParams):
+    """SimCSE's loss, the sentences and their batching."""
 
 
 @register_method("unsup_simcse")
@@ -21,8 +21,8 @@ class UnsupSimCSE(ContrastiveMethod):
     Params = UnsupParams
 
     @classmethod
-    def load_train_data(cls, config: Any, data_dir: Path) -> list[str]:
-        return contrastive_examples("unsup", config.params(), config, data_dir)
+    def load_train_data(cls, run: Any, data_dir: Path) -> list[str]:
+        return contrastive_examples("unsup", run.params, run.settings, data_dir)
 
     def stages(self, config: Any, data: list[str]) -> list[Stage]:
         return [

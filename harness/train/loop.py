@@ -14,15 +14,14 @@ import math
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from harness.config import RunConfig
 from harness.device import autocast
 from harness.errors import HarnessError
 from harness.train.pcgrad import pcgrad_backward
@@ -48,7 +47,18 @@ class Stage:
     max_steps: int | None = None
     trainable: Callable[[], list[nn.Parameter]] | None = None
     combine: Literal["sum", "pcgrad"] = "sum"
-    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class LoopSettings(Protocol):
+    """The run settings the loop reads (RunConfig has them all)."""
+
+    seed: int
+    weight_decay: float
+    warmup_ratio: float
+    max_grad_norm: float
+    log_every: int
+    eval_every: int
+    keep_best: bool
 
 
 @dataclass
@@ -86,7 +96,7 @@ def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int]:
 def train(
     model: nn.Module,
     stages: Sequence[Stage],
-    config: RunConfig,
+    config: LoopSettings,
     device: torch.device,
     amp_dtype: torch.dtype | None,
     dev_score: Callable[[], float],

@@ -1,11 +1,18 @@
-"""Shared parameter groups refuse values the training code cannot use."""
+"""Parameter groups: a method accepts exactly the fields it reads; impossible combinations are refused
+with one line that names the field and the fix."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 from pydantic import ValidationError
 
+from harness.errors import HarnessError
 from harness.methods.supcl_seq import SupCLSeqParams
+from harness.run_spec import resolve_run
+from tests.helpers import harness
 
 
 def test_views_are_dropout_probabilities_and_may_come_as_commas() -> None:
@@ -13,3 +20,46 @@ def test_views_are_dropout_probabilities_and_may_come_as_commas() -> None:
     for bad in ("0.1,1.0", [0.1, -0.2]):
         with pytest.raises(ValidationError, match="views"):
             SupCLSeqParams(views=bad)
+
+
+REFUSED = [
+    ({"method": "fusion", "combiner": "pcgrad"}, "combiner 'pcgrad' cannot be used with fusion"),
+    ({"method": "fusion", "contrastive_epochs": 2}, "field 'contrastive_epochs' is neither a run field"),
+    ({"method": "supcl_seq", "combiner": "average"}, "field 'combiner' is neither a run field"),
+    ({"method": "supcl_seq", "single_task": "sst"}, "field 'single_task' is neither a run field"),
+    ({"method": "unsup_simcse", "contrastive_lr": 1e-5}, "field 'contrastive_lr' is neither a run field"),
+    ({"method": "sup_simcse", "contrastive_epochs": 2}, "field 'contrastive_epochs' is neither a run field"),
+    ({"method": "multitask", "single_task": "sts"}, "'single_task' is not read with combiner 'average'"),
+    (
+        {"method": "contrastive_first", "contrastive": "unsup", "hard_negative_weight": 1.0},
+        "'hard_negative_weight' is not read by a 'unsup' contrastive stage; remove it",
+    ),
+    (
+        {"method": "sup_simcse", "sup_data": ["quora"], "hard_negative_weight": 1.0},
+        "'hard_negative_weight' is not read without nli in sup_data; remove it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), REFUSED, ids=lambda x: str(x)[:40])
+def test_fields_a_method_does_not_read_are_refused(fields: dict, message: str) -> None:
+    with pytest.raises(HarnessError, match="^config: ") as error:
+        resolve_run(fields)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_same_fields_are_accepted_where_they_are_read() -> None:
+    assert resolve_run({"method": "multitask", "combiner": "single", "single_task": "sts"}).params.single_task
+    assert resolve_run({"method": "contrastive_first", "contrastive": "sup_nli", "hard_negative_weight": 1.0})
+    assert resolve_run({"method": "fusion", "combiner": "batch_round_robin", "temperature": 0.1})
+
+
+def test_a_refused_study_exits_2_with_one_line(tmp_path: Path) -> None:
+    study = {"name": "refused", "base": {"method": "fusion", "combiner": "pcgrad"}, "profiles": {"paper": {}}}
+    path = tmp_path / "refused.yaml"
+    path.write_text(yaml.safe_dump(study))
+    result = harness("run-study", str(path), "--no-progress")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "combiner 'pcgrad' cannot be used with fusion" in lines[0], result.stderr
+    assert not (tmp_path / ".harness").exists()

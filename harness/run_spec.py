@@ -1,0 +1,58 @@
+"""One resolution per trial: a flat dict of YAML fields becomes a frozen `ResolvedRun` holding the common
+settings, the method class and its validated parameters. Everything downstream takes that object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from harness.config import RunConfig, one_line_error
+from harness.errors import HarnessError
+from harness.registry import get_method
+
+if TYPE_CHECKING:
+    from harness.methods.base import Method
+    from harness.model.encoder import Encoder
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """One trial's configuration, validated once."""
+
+    settings: RunConfig
+    method: type[Method]
+    params: BaseModel
+    variant: str | None = None
+
+    def flat(self) -> dict[str, Any]:
+        """Every resolved field in one flat dict (what MLflow logs as params), the variant's name first."""
+        named = {"variant": self.variant} if self.variant is not None else {}
+        return {**named, **self.settings.model_dump(), **self.params.model_dump(by_alias=True)}
+
+    def build(self, encoder: Encoder) -> Method:
+        """The method's module around `encoder`."""
+        return self.method(encoder, self.params)
+
+
+def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None = None) -> ResolvedRun:
+    """Split a flat dict into the common settings and the method's own fields, validating both."""
+    common = {k: v for k, v in flat.items() if k in RunConfig.model_fields}
+    own = {k: v for k, v in flat.items() if k not in RunConfig.model_fields}
+    try:
+        settings = RunConfig(**common)
+    except ValidationError as exc:
+        raise one_line_error(exc, where) from None
+    method = get_method(settings.method)
+    try:
+        params = method.Params.model_validate(own)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "extra_forbidden":
+            name, method_name = first["loc"][0], settings.method
+            raise HarnessError(
+                f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'"
+            ) from None
+        raise one_line_error(exc, where) from None
+    return ResolvedRun(settings, method, params, variant)

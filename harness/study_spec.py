@@ -1,0 +1,181 @@
+"""A study's YAML: `base` holds run fields (common ones and the method's own, e.g. `lambda`), `search`
+names the fields Optuna varies, and each profile overrides both. `variants` are named configurations,
+each with its own method and fields (Chen Table 1: baseline / contrastive-first / supervised-first /
+fusion), searched as one categorical dimension `variant` crossed with `search`.
+
+A trial's fields, later ones winning: study base, profile base, the variant's fields (the study's, then
+the profile's overrides of that variant), the searched values. `load_study` validates every grid point
+of every variant before anything runs."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.config import one_line_error
+from harness.errors import HarnessError
+from harness.run_spec import ResolvedRun, resolve_run
+
+STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
+
+
+class Range(BaseModel):
+    """A continuous or integer range for TPE: {low, high, log, step, int}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    low: float
+    high: float
+    log: bool = False
+    step: float | None = None
+    int: bool = False
+
+
+SearchSpace = dict[str, list[Any] | Range]
+VARIANT = "variant"
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    base: dict[str, Any] = Field(default_factory=dict)
+    search: SearchSpace | None = None
+    n_trials: int | None = Field(None, gt=0)
+    variants: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="overrides of the study's variants, by name (e.g. smaller budgets)"
+    )
+
+
+class StudyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    sampler: Literal["grid", "tpe"] = "grid"
+    n_trials: int | None = Field(None, gt=0, description="required for tpe")
+    default_profile: str = "paper"
+    base: dict[str, Any] = Field(default_factory=dict)
+    search: SearchSpace = Field(default_factory=dict)
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict, description="name -> run fields")
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> StudyConfig:
+        if self.default_profile not in self.profiles:
+            raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles")
+        for name, profile in self.profiles.items():
+            for unknown in set(profile.variants) - set(self.variants):
+                raise ValueError(f"profile '{name}' overrides variant '{unknown}', which 'variants' lacks")
+            if VARIANT in (profile.search or {}) or VARIANT in self.search:
+                raise ValueError("'variant' is searched by declaring 'variants:', not in 'search'")
+        return self
+
+
+class ResolvedStudy(BaseModel):
+    """A study with one profile applied: what the runner executes."""
+
+    name: str
+    profile: str
+    sampler: Literal["grid", "tpe"]
+    n_trials: int
+    base: dict[str, Any]
+    search: SearchSpace = Field(description="with `variant` first when the study has variants")
+    variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    source: str
+    path: str
+
+    @property
+    def optuna_name(self) -> str:
+        return f"{self.name}.{self.profile}"
+
+    def fingerprint(self) -> str:
+        """Hash of what defines the study's trials: a changed YAML must not silently resume."""
+        payload = {"base": self.base, "search": _jsonable(self.search), "sampler": self.sampler}
+        if self.variants:
+            payload["variants"] = self.variants
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def grid(self) -> dict[str, list[Any]]:
+        return {k: v for k, v in self.search.items() if isinstance(v, list)}
+
+    def resolve(self, values: dict[str, Any]) -> ResolvedRun:
+        """The run of one trial: the base fields, its variant's fields, then this trial's `values`."""
+        values = dict(values)
+        variant = values.pop(VARIANT, None)
+        where = f"study {self.name} ({self.profile})" + (f", variant {variant}" if variant else "")
+        own = self.variants[variant] if variant is not None else {}
+        return resolve_run({**self.base, **own, **values}, where=where, variant=variant)
+
+    def grid_runs(self) -> list[ResolvedRun]:
+        """Every grid point resolved (one run without a grid; TPE ranges are resolved per trial)."""
+        grid = self.grid()
+        return [
+            self.resolve(dict(zip(grid, combo, strict=True))) for combo in itertools.product(*grid.values())
+        ]
+
+
+def _jsonable(space: SearchSpace) -> dict[str, Any]:
+    return {k: v.model_dump() if isinstance(v, Range) else v for k, v in space.items()}
+
+
+def find_study_file(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return path
+    candidate = STUDIES_DIR / f"{name_or_path}.yaml"
+    if candidate.is_file():
+        return candidate
+    known = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
+    raise HarnessError(f"no study {name_or_path!r}; known studies: {', '.join(known)} (or give a .yaml path)")
+
+
+def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
+    """Read, validate and resolve a study YAML; every grid point is validated before anything runs."""
+    path = find_study_file(name_or_path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise HarnessError(f"{path}: expected a mapping with name, base, search and profiles")
+    try:
+        study = StudyConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise one_line_error(exc, str(path)) from None
+    chosen = profile or study.default_profile
+    if chosen not in study.profiles:
+        raise HarnessError(f"{path}: no profile {chosen!r}; choose one of {', '.join(study.profiles)}")
+    prof = study.profiles[chosen]
+    search = prof.search if prof.search is not None else study.search
+    if study.variants:
+        search = {VARIANT: list(study.variants), **search}
+    sampler = study.sampler
+    if sampler == "grid" and any(isinstance(v, Range) for v in search.values()):
+        raise HarnessError(f"{path}: a grid search needs a list of values for every field in 'search'")
+    n_trials = prof.n_trials or study.n_trials
+    if sampler == "grid":
+        n_trials = 1
+        for values in search.values():
+            n_trials *= len(values)
+    elif n_trials is None:
+        raise HarnessError(f"{path}: sampler tpe needs n_trials (top level or in the profile)")
+    resolved = ResolvedStudy(
+        name=study.name,
+        profile=chosen,
+        sampler=sampler,
+        n_trials=n_trials,
+        base={**study.base, **prof.base},
+        search=search,
+        variants={name: {**fields, **prof.variants.get(name, {})} for name, fields in study.variants.items()},
+        source=path.read_text(encoding="utf-8"),
+        path=str(path.resolve()),
+    )
+    resolved.grid_runs()
+    return resolved

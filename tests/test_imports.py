@@ -1,0 +1,71 @@
+"""The package's imports (deferred ones included) form no cycle (issue 8: config -> registry ->
+methods -> loop -> config was one), and the settings module imports no method."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "harness"
+# A registry loads its built-in entries on first lookup, and each entry imports the registry to register
+# itself: that registration edge (entry -> registry) is the one loop the pattern needs, and is ignored.
+REGISTRIES = {"harness.registry": "harness.methods"}
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """harness modules imported anywhere in the file (deferred imports too) except under TYPE_CHECKING."""
+    found: set[str] = set()
+    stack: list[ast.AST] = [ast.parse(path.read_text())]
+    while stack:
+        node = stack.pop()
+        if _is_type_checking(node):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        found |= {name for name in names if name in modules}
+    return found
+
+
+def test_no_import_cycles() -> None:
+    files = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {name: _imports(path, set(files)) - {name} for name, path in files.items()}
+    for registry, entries in REGISTRIES.items():
+        for name in graph:
+            if name.startswith(entries):
+                graph[name].discard(registry)
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                cycle = trail[trail.index(target) :] + [target]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target, [*trail, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+
+
+def test_settings_import_no_method() -> None:
+    code = "import sys, harness.config; print(any(m.startswith('harness.methods') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

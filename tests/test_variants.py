@@ -1,0 +1,66 @@
+"""Variants: named configurations with their own method and fields, searched as one dimension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.errors import HarnessError
+from harness.report.build import build_report
+from harness.runner import run_study
+from harness.study_spec import load_study
+from tests.helpers import child_runs, tiny_study
+
+VARIANTS = {
+    "baseline": {"method": "multitask"},
+    "fusion": {"method": "fusion", "temperature": 0.1, "combiner": "batch_round_robin"},
+}
+
+
+def _with_variants(path: str, variants: dict, **profile_variants: dict) -> str:
+    config = yaml.safe_load(Path(path).read_text())
+    config["variants"] = variants
+    config["profiles"]["tiny"]["variants"] = profile_variants
+    Path(path).write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: Path, tiny_bert: Path) -> None:
+    base = {"method": "multitask", "batch_size": 4, "max_steps": 2, "eval_every": 2}
+    # named like the shipped study, so its shipped report spec (rows by variant) lays out the table
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [3]}, name="unsup_strategies", **base)
+    study = load_study(_with_variants(path, VARIANTS, fusion={"temperature": 0.2}))
+    assert study.n_trials == 2 and study.search["variant"] == ["baseline", "fusion"]
+    opt = run_study(study, progress=False)
+    assert sorted(t.params["variant"] for t in opt.trials if t.state.name == "COMPLETE") == [
+        "baseline",
+        "fusion",
+    ]
+    runs = {r.data.params["variant"]: r for r in child_runs("unsup_strategies")}
+    assert (
+        runs["baseline"].data.tags["method"] == "multitask" and runs["fusion"].data.tags["method"] == "fusion"
+    )
+    assert runs["fusion"].data.params["temperature"] == "0.2"  # the profile's override of the variant
+    assert runs["fusion"].data.params["seed"] == "3" and runs["fusion"].data.tags["variant"] == "fusion"
+    assert "temperature" not in runs["baseline"].data.params  # each variant logs its own method's fields
+    target = build_report("unsup_strategies", None, str(tmp_path / "reports"), None, pdf=False)
+    table = (target / "dev_scores.tex").read_text()
+    rows = [line.split("&")[0].strip() for line in table.splitlines() if "&" in line and "\\\\" in line]
+    assert sorted(rows[1:]) == ["baseline", "fusion"]  # the header, then one row per variant
+
+
+def test_every_variant_is_validated_before_anything_runs(tmp_path: Path, tiny_bert: Path) -> None:
+    path = tiny_study(tmp_path, tiny_bert, {}, name="bad-variant", method="multitask")
+    broken = {**VARIANTS, "fusion": {"method": "fusion", "combiner": "pcgrad"}}
+    with pytest.raises(
+        HarnessError, match=r"\(tiny\), variant fusion: combiner 'pcgrad' cannot be used with fusion"
+    ):
+        load_study(_with_variants(path, broken))
+
+
+def test_a_profile_may_only_override_declared_variants(tmp_path: Path, tiny_bert: Path) -> None:
+    path = tiny_study(tmp_path, tiny_bert, {}, name="bad-override", method="multitask")
+    with pytest.raises(HarnessError, match="overrides variant 'fusoin', which 'variants' lacks"):
+        load_study(_with_variants(path, VARIANTS, fusoin={"temperature": 0.2}))
