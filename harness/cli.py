@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS
 from harness.errors import HarnessError
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -87,12 +88,12 @@ def worker_cmd(
     "--pooler",
     default="mean",
     show_default=True,
-    type=click.Choice(["cls", "cls_before_pooler", "mean", "first_last_avg"]),
+    type=click.Choice(POOLINGS),
     help="unsupervised SimCSE models: cls_before_pooler",
 )
 @click.option("--tasks", help="comma-separated tasks, e.g. STS12,STSBenchmark,MR,MRPC,AlignUniform")
-@click.option("--suite", type=click.Choice(["sts", "transfer", "full"]), help="task set (default sts)")
-@click.option("--text", default="senteval", show_default=True, type=click.Choice(["senteval", "raw"]))
+@click.option("--suite", help="task set: sts (default), transfer, full (see `harness tasks`)")
+@click.option("--text", default="senteval", show_default=True, type=click.Choice(TEXT_VARIANTS))
 @click.option(
     "--preset", default="prototyping", show_default=True, type=click.Choice(["prototyping", "default"])
 )
@@ -101,9 +102,7 @@ def worker_cmd(
 @click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--data-dir", help=DATA_HELP)
-@click.option(
-    "--precision", default="auto", show_default=True, type=click.Choice(["auto", "fp32", "bf16", "fp16"])
-)
+@click.option("--precision", default="auto", show_default=True, type=click.Choice(PRECISIONS))
 @click.option("--device", default="auto", show_default=True)
 @click.option("--batch-size", default=128, show_default=True, type=click.IntRange(min=1))
 @click.option("--max-seq-length", type=click.IntRange(min=1), help="default: the model's own (512 at most)")
@@ -156,6 +155,22 @@ def eval_cmd(
     if to_mlflow:
         run_id = log_eval(results, settings, experiment, tracking_uri)
         click.echo(f"logged to MLflow run {run_id} in experiment {experiment!r}")
+
+
+@cli.command("tasks")
+def tasks_cmd() -> None:
+    """List the evaluation tasks, the suites and the aggregates (harness/evaluate/tasks/)."""
+    from harness.evaluate.registry import aggregates, suites, tasks
+
+    click.echo(f"{'task':20s} {'kind':15s} {'main score':11s} {'splits':17s} aggregates")
+    for task in tasks().values():
+        click.echo(f"{task.name:20s} {task.kind:15s} {task.main_score:11s} {','.join(task.splits):17s} "
+                   f"{','.join(task.aggregates) or '-'}")  # fmt: skip
+    click.echo("")
+    for name, members in suites().items():
+        click.echo(f"suite {name}: {', '.join(members)}")
+    for aggregate in aggregates().values():
+        click.echo(f"aggregate {aggregate.name}: mean {aggregate.score} of {', '.join(aggregate.members)}")
 
 
 @cli.command("report")

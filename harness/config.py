@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.choices import Pooling, Precision, TextVariant
 from harness.errors import HarnessError
 
 
@@ -20,7 +21,7 @@ class RunConfig(BaseModel):
 
     method: str = "scl"
     model: str = Field("bert-base-uncased", description="hub id, local directory or all-MiniLM-L6-v2")
-    pooling: Literal["cls", "cls_before_pooler", "mean", "first_last_avg"] = "mean"
+    pooling: Pooling = "mean"
     max_seq_length: int = Field(128, gt=0)
     train_data: Literal["snli_local", "snli_hub"] = "snli_hub"
     snli_splits: list[str] = Field(default_factory=lambda: ["dev", "test"], description="for snli_local")
@@ -36,8 +37,8 @@ class RunConfig(BaseModel):
     keep_best: bool = Field(True, description="evaluate the checkpoint with the best dev score")
     log_every: int = Field(10, gt=0)
     eval_batch_size: int = Field(128, gt=0)
-    text_variant: Literal["senteval", "raw"] = "senteval"
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+    text_variant: TextVariant = "senteval"
+    precision: Precision = "auto"
     device: str = "auto"
     seed: int = 42
 

@@ -28,9 +28,9 @@ from typing import Literal
 
 import torch
 
-Precision = Literal["auto", "fp32", "bf16", "fp16"]
+from harness.choices import PRECISIONS
+
 Resolved = Literal["fp32", "bf16", "fp16"]
-PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16", "fp16")
 DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 BENCH_SPEEDUP = 1.2  # bf16 must beat fp32 by this factor in the micro-benchmark to be chosen

@@ -25,13 +25,14 @@ from transformers import AutoConfig
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.evaluate.sts import STS_TASKS, load_sts_task
+from harness.methods.base import DataSources
 from harness.model.encoder import resolve_model_name
 from harness.study import (
+    INTERRUPTED,
     PARENT_RUN,
     best_value,
     default_storage,
     done_count,
-    mark_interrupted,
     open_storage,
     open_study,
     prepare_resume,
@@ -46,7 +47,7 @@ EXPERIMENT = "mlflow_experiment_id"
 optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failures itself
 
 
-def preflight(study: ResolvedStudy, data_dir: Path) -> None:
+def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
     """Fail before anything is written when evaluation data, models or training sets cannot be loaded."""
     runs = study.grid_runs()
     configs = [run.settings for run in runs]
@@ -54,7 +55,7 @@ def preflight(study: ResolvedStudy, data_dir: Path) -> None:
         for task in STS_TASKS:
             load_sts_task(data_dir, task, variant)
         load_sts_task(data_dir, "STSBenchmark", variant, "dev")
-    for model in {c.model for c in configs}:
+    for model in {run.settings.model for run in runs if run.method.needs_encoder}:
         try:
             AutoConfig.from_pretrained(resolve_model_name(model))
         except OSError as exc:
@@ -63,7 +64,7 @@ def preflight(study: ResolvedStudy, data_dir: Path) -> None:
                 "use a local directory or all-MiniLM-L6-v2 when offline"
             ) from None
     for run in {json.dumps(run.flat(), sort_keys=True, default=str): run for run in runs}.values():
-        run.method.load_train_data(run, data_dir)
+        run.method.load_train_data(run, DataSources(data_dir, tracking_uri))
 
 
 def run_study(
@@ -78,17 +79,15 @@ def run_study(
 ) -> optuna.Study:
     """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted."""
     root = resolve_data_dir(data_dir)
-    os.environ["MLFLOW_TRACKING_URI"] = resolve_tracking_uri(
-        tracking_uri
-    )  # methods reading MLflow (ensemble)
-    preflight(study, root)
+    tracking_uri = resolve_tracking_uri(tracking_uri)
+    preflight(study, root, tracking_uri)
     storage = open_storage(storage_spec)
     if fresh:
         with contextlib.suppress(KeyError):
             optuna.delete_study(study_name=study.optuna_name, storage=storage)
     opt = open_study(study, storage, create=True)
     local = isinstance(storage, JournalStorage)
-    requeued = prepare_resume(opt, local=local, retry_failed=retry_failed)
+    requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
     tracker = Tracker(tracking_uri)
     experiment = tracker.experiment_id(study.name)
     tags = {
@@ -152,7 +151,7 @@ def worker_loop(
         try:
             return run_trial(run, ctx, trial.number, lambda step, value: trial.report(value, step), label)
         except KeyboardInterrupt:
-            mark_interrupted(opt, trial.number)
+            trial.set_user_attr(INTERRUPTED, True)
             raise
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
@@ -207,7 +206,7 @@ def _run_worker_processes(
     procs: list[subprocess.Popen[bytes]] = []
     study_file = study.path
     for index in range(workers):
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MLFLOW_TRACKING_URI": tracking_uri}
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
         cmd = [
@@ -222,6 +221,8 @@ def _run_worker_processes(
             storage_spec or default_storage(),
             "--data-dir",
             str(data_dir),
+            "--tracking-uri",
+            tracking_uri,
             "--position",
             str(index + 1),
         ]

@@ -141,17 +141,18 @@ def best_value(opt: optuna.Study) -> float:
     return max(values) if values else math.nan
 
 
-def prepare_resume(opt: optuna.Study, local: bool, retry_failed: bool = False) -> int:
+def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_failed: bool = False) -> int:
     """Re-enqueue interrupted trials' parameters; return how many were enqueued.
 
     `local`: nobody else can be running (journal store started by this command), so every RUNNING
     trial is stale and is failed as interrupted. RDB stores rely on heartbeats instead.
     """
-    storage = opt._storage
     if local:
+        study_id = storage.get_study_id_from_name(opt.study_name)
         for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)
-            storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, t.number)
+            storage.set_trial_user_attr(trial_id, INTERRUPTED, True)
+            storage.set_trial_state_values(trial_id, TrialState.FAIL)
     else:
         optuna.storages.fail_stale_trials(opt)
     trials = opt.get_trials(deepcopy=False)
@@ -171,11 +172,6 @@ def prepare_resume(opt: optuna.Study, local: bool, retry_failed: bool = False) -
         covered.add(_key(t.params))
         enqueued += 1
     return enqueued
-
-
-def mark_interrupted(opt: optuna.Study, number: int) -> None:
-    trial = opt.get_trials(deepcopy=False)[number]
-    opt._storage.set_trial_user_attr(trial._trial_id, INTERRUPTED, True)
 
 
 def _key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -130,10 +130,6 @@ class LoggedRun:
             batch, self._pending = self._pending[:1000], self._pending[1000:]
             self.client.log_batch(self.run_id, metrics=batch)
 
-    def set_tags(self, tags: dict[str, str]) -> None:
-        for key, value in tags.items():
-            self.client.set_tag(self.run_id, key, value)
-
     def log_text(self, text: str, artifact_file: str) -> None:
         self.client.log_text(self.run_id, text, artifact_file)
 

@@ -19,6 +19,7 @@ from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.objectives import Evaluator
 from harness.evaluate.suite import SentenceEncoder
+from harness.methods.base import DataSources
 from harness.model.encoder import Encoder
 from harness.run_spec import ResolvedRun
 from harness.tracking import LoggedRun, Tracker, git_commit
@@ -94,14 +95,22 @@ def _train_and_evaluate(
     seed_everything(config.seed)
     device = pick_device(config.device)
     amp_dtype = DTYPES[resolve_precision(device, config.precision)]
-    encoder = Encoder(config.model, config.pooling, config.max_seq_length)
+    encoder = (
+        Encoder(config.model, config.pooling, config.max_seq_length)
+        if run_spec.method.needs_encoder
+        else None
+    )
     method = run_spec.build(encoder)
-    data = method.load_train_data(run_spec, ctx.data_dir)
+    data = method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
 
-    dev_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
-    # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once
-    dev_encode.cache = cache = TrialCache(EmbeddingCache(), shareable_key=dev_encode.key())
-    final_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress)
+    dev_encode = final_encode = None
+    if encoder is not None:
+        dev_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
+        # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once
+        dev_encode.cache = cache = TrialCache(EmbeddingCache(), shareable_key=dev_encode.key())
+        final_encode = SentenceEncoder(
+            encoder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress
+        )
     evaluator = Evaluator(method, config, data, ctx.data_dir, dev_encode, final_encode)
 
     def on_dev(step: int, score: float) -> None:

@@ -42,8 +42,8 @@ def tiny_study(
     return str(path)
 
 
-def child_runs(study: str) -> list:
-    tracker = Tracker()
+def child_runs(study: str, tracking_uri: str | None = None) -> list:
+    tracker = Tracker(tracking_uri)
     experiment = tracker.client.get_experiment_by_name(study)
     return tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'trial'")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 # A registry loads its built-in entries on first lookup, and each entry imports the registry to register
 # itself: that registration edge (entry -> registry) is the one loop the pattern needs, and is ignored.
-REGISTRIES = {"harness.registry": "harness.methods"}
+REGISTRIES = {"harness.registry": "harness.methods", "harness.evaluate.registry": "harness.evaluate.tasks"}
 
 
 def _module(path: Path) -> str:

@@ -91,7 +91,12 @@ def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: 
 def _start(yaml_path: str, home: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "HARNESS_HOME": str(home)}
     cmd = [sys.executable, "-m", "harness", "run-study", yaml_path, "--no-progress"]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # A shell script's background jobs inherit SIGINT ignored, and Python then keeps it ignored: restore
+    # the default so the child sees Ctrl-C as from a terminal, however the test run was started.
+    restore = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=restore
+    )
 
 
 def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[bytes]) -> None:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
+from harness.choices import TextVariant
 from harness.data.paths import require_file
 from harness.errors import HarnessError
 
-Variant = Literal["senteval", "raw"]
+Variant = TextVariant
 STS_YEARS = (12, 13, 14, 15, 16)
 
 

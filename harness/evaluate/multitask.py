@@ -68,9 +68,3 @@ def score_predictions(predictions: Predictions, data: MultitaskData) -> dict[str
         scores["overall"] = (acc + scores["sts.pearson"]) / 3
         scores["overall_r01"] = (acc + (scores["sts.pearson"] + 1) / 2) / 3
     return scores
-
-
-def evaluate_multitask(
-    method: torch.nn.Module, data: MultitaskData, encode: SentenceEncoder, tasks: tuple[str, ...]
-) -> dict[str, float]:
-    return score_predictions(predict_multitask(method, data, encode, tasks), data)

@@ -26,8 +26,8 @@ class Evaluator:
     config: Any
     data: Any
     data_dir: Path
-    encode: SentenceEncoder
-    final_encode: SentenceEncoder
+    encode: SentenceEncoder | None  # None where the method loads no encoder (the ensemble)
+    final_encode: SentenceEncoder | None
 
     @property
     def dev_metric(self) -> str:
@@ -36,7 +36,7 @@ class Evaluator:
         tasks = self.method.tasks
         return "dev.overall" if len(tasks) == 3 else f"dev.{SINGLE_TASK_SCORE[tasks[0]]}"
 
-    def _predictions(self, encode: SentenceEncoder) -> dict[str, Any]:
+    def _predictions(self, encode: SentenceEncoder | None) -> dict[str, Any]:
         if self.method.evaluation == "ensemble":
             return self.method.combined_predictions(self.data)
         return predict_multitask(self.method, self.method.task_data(self.data), encode, self.method.tasks)

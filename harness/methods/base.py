@@ -4,6 +4,7 @@ lists its training stages."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -16,6 +17,15 @@ from harness.train.loop import Stage
 if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.run_spec import ResolvedRun
+
+
+@dataclass(frozen=True)
+class DataSources:
+    """Where a method's training data comes from: the data root, and the tracking store for methods
+    built from other runs (the ensemble). Given by the runner and the trial, never the environment."""
+
+    data_dir: Path
+    tracking_uri: str | None = None
 
 
 class NoParams(BaseModel):
@@ -32,14 +42,15 @@ class Method(nn.Module):
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
     evaluation: ClassVar[Literal["sts", "multitask", "ensemble"]] = "sts"
+    needs_encoder: ClassVar[bool] = True  # False: built from other runs' outputs, no model is loaded
 
-    def __init__(self, encoder: Encoder, params: BaseModel) -> None:
+    def __init__(self, encoder: Encoder | None, params: BaseModel) -> None:
         super().__init__()
         self.encoder = encoder
         self.params = params
 
     @classmethod
-    def load_train_data(cls, run: ResolvedRun, data_dir: Path) -> Sequence[Any]:
+    def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> Sequence[Any]:
         """The training set named by the run's settings and parameters (also called by the runner's
         preflight before any trial, so a missing file fails early)."""
         raise NotImplementedError

@@ -4,10 +4,10 @@ stage uses the run's epochs / lr / batch_size / max_steps."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from harness.data.cs224n import MultitaskData
+from harness.methods.base import DataSources
 from harness.methods.contrastive import ContrastiveMixin, contrastive_examples
 from harness.methods.params import ContrastiveStageParams, MultitaskParams
 from harness.methods.tasks import TaskMethod, multitask_data
@@ -27,9 +27,9 @@ class ComposedMethod(ContrastiveMixin, TaskMethod):
         self.init_contrastive(params)
 
     @classmethod
-    def load_train_data(cls, run: Any, data_dir: Path) -> tuple[MultitaskData, list[Any]]:
-        tasks, params = multitask_data(run, data_dir), run.params
-        return tasks, contrastive_examples(params.contrastive, params, run.settings, data_dir, tasks)
+    def load_train_data(cls, run: Any, sources: DataSources) -> tuple[MultitaskData, list[Any]]:
+        tasks, params = multitask_data(run, sources.data_dir), run.params
+        return tasks, contrastive_examples(params.contrastive, params, run.settings, sources.data_dir, tasks)
 
     def task_data(self, data: tuple[MultitaskData, list[Any]]) -> MultitaskData:
         return data[0]

@@ -15,7 +15,7 @@ from pydantic import Field
 from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
 from harness.evaluate.objectives import SINGLE_TASK_SCORE
-from harness.methods.base import Method
+from harness.methods.base import DataSources, Method
 from harness.methods.params import Strict
 from harness.methods.tasks import multitask_data
 from harness.registry import register_method
@@ -32,12 +32,12 @@ class EnsembleParams(Strict):
     top_k: int = Field(1, gt=0, description="runs averaged per task")
 
 
-def choose_runs(source_study: str, profile: str | None, top_k: int) -> dict[str, list[tuple[str, dict]]]:
+def choose_runs(
+    tracker: Tracker, source_study: str, profile: str | None, top_k: int
+) -> dict[str, list[tuple[str, dict]]]:
     """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score."""
     from harness.report.collect import trial_frame  # MLflow is imported only where an ensemble runs
-    from harness.tracking import Tracker
 
-    tracker = Tracker()
     frame, _ = trial_frame(tracker, source_study, profile)
     chosen: dict[str, list[tuple[str, dict]]] = {}
     for task in TASKS:
@@ -59,12 +59,16 @@ def _predictions(tracker: Tracker, run_id: str) -> dict:
 class Ensemble(Method):
     Params = EnsembleParams
     evaluation = "ensemble"
+    needs_encoder = False
     tasks = TASKS
 
     @classmethod
-    def load_train_data(cls, run: Any, data_dir: Path) -> tuple[MultitaskData, dict]:
+    def load_train_data(cls, run: Any, sources: DataSources) -> tuple[MultitaskData, dict]:
+        from harness.tracking import Tracker  # MLflow is imported only where an ensemble runs
+
         p = run.params
-        return multitask_data(run, data_dir), choose_runs(p.source_study, p.source_profile, p.top_k)
+        chosen = choose_runs(Tracker(sources.tracking_uri), p.source_study, p.source_profile, p.top_k)
+        return multitask_data(run, sources.data_dir), chosen
 
     def task_data(self, data: tuple[MultitaskData, dict]) -> MultitaskData:
         return data[0]

@@ -9,7 +9,6 @@ L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 import torch
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from harness.data.nli import ENTAILMENT, NLIGroup, pack_batches
 from harness.data.train_sets import load_nli
 from harness.losses import nli_supervised_contrastive, parse_selection
-from harness.methods.base import Method
+from harness.methods.base import DataSources, Method
 from harness.model.encoder import Encoder
 from harness.model.heads import NLIClassifier
 from harness.registry import register_method
@@ -52,8 +51,8 @@ class SupervisedContrastiveNLI(Method):
         self.max_pos, self.max_neg = parse_selection(params.selection)
 
     @classmethod
-    def load_train_data(cls, run: Any, data_dir: Path) -> Sequence[NLIGroup]:
-        return load_nli(run.settings, data_dir)
+    def load_train_data(cls, run: Any, sources: DataSources) -> Sequence[NLIGroup]:
+        return load_nli(run.settings, sources.data_dir)
 
     def stages(self, config: Any, data: Sequence[NLIGroup]) -> list[Stage]:
         return [

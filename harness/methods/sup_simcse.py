@@ -4,11 +4,11 @@ in that order; evaluated on STS. Each stage uses the run's epochs / lr / batch_s
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from harness.methods.base import DataSources
 from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
 from harness.methods.params import (
     ContrastiveDataParams,
@@ -40,10 +40,10 @@ class SupSimCSE(ContrastiveMethod):
     Params = SupParams
 
     @classmethod
-    def load_train_data(cls, run: Any, data_dir: Path) -> dict[str, list[Any]]:
+    def load_train_data(cls, run: Any, sources: DataSources) -> dict[str, list[Any]]:
         params = run.params
         return {
-            f"sup_{d}": contrastive_examples(f"sup_{d}", params, run.settings, data_dir)
+            f"sup_{d}": contrastive_examples(f"sup_{d}", params, run.settings, sources.data_dir)
             for d in params.sup_data
         }
 

@@ -12,7 +12,7 @@ import torch
 
 from harness.data.cs224n import MultitaskData, read_multitask
 from harness.losses import binary_cross_entropy, cross_entropy, mse
-from harness.methods.base import Method
+from harness.methods.base import DataSources, Method
 from harness.methods.params import HeadParams, MultitaskParams, SentimentHeadParams
 from harness.model.encoder import Encoder
 from harness.model.heads import PairHeads, SentimentHead
@@ -57,8 +57,8 @@ class TaskMethod(Method):
         return data
 
     @classmethod
-    def load_train_data(cls, run: Any, data_dir: Path) -> MultitaskData:
-        return multitask_data(run, data_dir)
+    def load_train_data(cls, run: Any, sources: DataSources) -> MultitaskData:
+        return multitask_data(run, sources.data_dir)
 
     def task_loss(self, task: str, rows: list[int], data: MultitaskData) -> torch.Tensor:
         """CE on SST-5, BCE on Quora's paraphrase logit, MSE on the 0-5 STS score."""

@@ -3,9 +3,9 @@ sst, quora, sts, any mix); evaluated on STS. Uses the run's epochs / lr / batch_
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+from harness.methods.base import DataSources
 from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
 from harness.methods.params import ContrastiveDataParams, SimCSEParams, UnsupDataParams
 from harness.registry import register_method
@@ -21,8 +21,8 @@ class UnsupSimCSE(ContrastiveMethod):
     Params = UnsupParams
 
     @classmethod
-    def load_train_data(cls, run: Any, data_dir: Path) -> list[str]:
-        return contrastive_examples("unsup", run.params, run.settings, data_dir)
+    def load_train_data(cls, run: Any, sources: DataSources) -> list[str]:
+        return contrastive_examples("unsup", run.params, run.settings, sources.data_dir)
 
     def stages(self, config: Any, data: list[str]) -> list[Stage]:
         return [

@@ -10,12 +10,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 
-Pooling = Literal["cls", "cls_before_pooler", "mean", "first_last_avg"]
-POOLINGS: tuple[str, ...] = ("cls", "cls_before_pooler", "mean", "first_last_avg")
+from harness.choices import POOLINGS, Pooling
+
+__all__ = ["POOLINGS", "Pooling", "mean_pool", "pool"]
 
 
 def mean_pool(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -12,7 +12,7 @@ import click
 from harness.report.collect import trial_frame
 from harness.report.figures import heatmap
 from harness.report.spec import GridTable, load_spec
-from harness.report.tables import grid_latex, runs_latex
+from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.tracking import Tracker
 
 DOCUMENT = r"""\documentclass[10pt]{{article}}
@@ -51,9 +51,9 @@ def build_report(
             )
         frame.to_csv(staging / "runs.csv", index=False)
         document = DOCUMENT.format(
-            title=_tex(spec.title),
-            study=_tex(study),
-            profile=_tex(parent.data.tags.get("profile", "?")),
+            title=escape_latex(spec.title),
+            study=escape_latex(study),
+            profile=escape_latex(parent.data.tags.get("profile", "?")),
             run_id=parent.info.run_id,
             n=len(frame),
             body="\n".join(body),
@@ -93,7 +93,3 @@ def _replace(staging: Path, target: Path) -> None:
         target.rename(old)
     staging.rename(target)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def _tex(text: str) -> str:
-    return text.replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")

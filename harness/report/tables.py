@@ -52,8 +52,8 @@ def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
 
 def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
     table = runs_frame(frame, spec).round(spec.digits)  # bold every value that ties the best as printed
-    table.index = [_escape(i) for i in table.index]
-    table.columns = [_escape(c) for c in table.columns]
+    table.index = [escape_latex(i) for i in table.index]
+    table.columns = [escape_latex(c) for c in table.columns]
     styler = table.style.format(f"{{:.{spec.digits}f}}", na_rep="--").highlight_max(axis=0, props=BOLD)
     return _booktabs(styler, spec.name, spec.caption)
 
@@ -70,7 +70,13 @@ def _booktabs(styler: Styler, name: str, caption: str) -> str:
     )
 
 
-def _escape(text: str) -> str:
-    for char in "\\&%$#_{}":
-        text = text.replace(char, "\\" + char)
-    return text
+LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    **{char: "\\" + char for char in "&%$#_{}"},
+}  # fmt: skip
+
+
+def escape_latex(text: str) -> str:
+    """Plain text for LaTeX (table labels and headers, the report's title): the characters pandas
+    Styler's `escape="latex"` escapes; the one escaper of the report."""
+    return "".join(LATEX_SPECIALS.get(char, char) for char in str(text))

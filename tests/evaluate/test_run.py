@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from harness.errors import HarnessError
 from harness.evaluate.cache import EmbeddingCache, fingerprint
-from harness.evaluate.suite import SentenceEncoder, resolve_tasks
+from harness.evaluate.suite import SentenceEncoder
 from harness.model.encoder import Encoder
 from harness.tracking import Tracker
 from tests.helpers import harness
@@ -96,10 +95,3 @@ def test_cache_returns_the_same_vectors_without_encoding(tiny_bert: Path, tmp_pa
     with torch.no_grad():
         next(encoder.parameters()).add_(1e-3)
     assert fingerprint(encoder, pooling="mean") != before
-
-
-def test_task_names_are_checked() -> None:
-    assert resolve_tasks(None, "sts")[0] == "STS12"
-    assert "AlignUniform" in resolve_tasks(None, "full")
-    with pytest.raises(HarnessError, match="did you mean STS12"):
-        resolve_tasks("STS-12")

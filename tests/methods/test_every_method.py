@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -40,16 +41,18 @@ def test_method_trains_two_steps_and_logs(method: str, tmp_path: Path, tiny_bert
 def test_ensemble_takes_the_best_run_per_task(tmp_path: Path, tiny_bert: Path) -> None:
     source = tiny_study(tmp_path, tiny_bert, {"seed": [1, 2]}, name="mt-source", method="multitask",
                         batch_size=4, max_steps=2, eval_every=2)  # fmt: skip
-    run_study(load_study(source), progress=False)
-    runs = child_runs("mt-source")
+    store = f"sqlite:///{tmp_path / 'elsewhere.db'}"  # not the default store: the ensemble must be told
+    run_study(load_study(source), tracking_uri=store, progress=False)
+    runs = child_runs("mt-source", store)
     best = {
         m: max(r.data.metrics[m] for r in runs) for m in ("dev.sst.acc", "dev.quora.acc", "dev.sts.pearson")
     }
     ensemble = tiny_study(tmp_path, tiny_bert, {"top_k": [1]}, name="mt-ensemble", method="ensemble",
-                          source_study="mt-source")  # fmt: skip
-    opt = run_study(load_study(ensemble), progress=False)
+                          source_study="mt-source", model=str(tmp_path / "no-such-model"))  # fmt: skip
+    opt = run_study(load_study(ensemble), tracking_uri=store, progress=False)
     assert opt.trials[0].state.name == "COMPLETE", opt.trials[0].user_attrs
-    (run,) = child_runs("mt-ensemble")
+    assert "MLFLOW_TRACKING_URI" not in os.environ  # the store travels in the trial's context
+    (run,) = child_runs("mt-ensemble", store)
     for metric, value in best.items():
         assert run.data.metrics[metric] == pytest.approx(value)  # each task scored by its best run
     mean = (best["dev.sst.acc"] + best["dev.quora.acc"] + best["dev.sts.pearson"]) / 3

@@ -1,0 +1,14 @@
+"""Names offered in several places (run fields, CLI options, the code that acts on them), defined once.
+No heavy imports here, so the command line can build its options without loading torch."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Pooling = Literal["cls", "cls_before_pooler", "mean", "first_last_avg"]
+Precision = Literal["auto", "fp32", "bf16", "fp16"]
+TextVariant = Literal["senteval", "raw"]
+
+POOLINGS: tuple[str, ...] = get_args(Pooling)
+PRECISIONS: tuple[str, ...] = get_args(Precision)
+TEXT_VARIANTS: tuple[str, ...] = get_args(TextVariant)

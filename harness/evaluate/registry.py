@@ -1,0 +1,132 @@
+"""The evaluation-task registry, in the style of MTEB's task metadata: each task family registers its
+tasks in one file of `harness/evaluate/tasks/` with `@register_task`; suites are named lists of tasks;
+aggregates (`STS.avg`, ...) are declared by name with their member tasks, so a new task never changes
+what an existing aggregate means.
+
+A task is: a loader `(data_dir, text_variant) -> data`, the sentences of that data, a scorer
+`(data, embeddings, options) -> {score: value}`, its main score, its splits and a kind."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+
+Embeddings = dict[str, np.ndarray]
+Loader = Callable[[Path, str], Any]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """What a scorer may be told: `preset` is SentEval's transfer setting (prototyping: 5 folds)."""
+
+    preset: str = "prototyping"
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    kind: str
+    load: Loader
+    sentences: Callable[[Any], Iterable[str]]
+    score: Callable[[Any, Embeddings, ScoreOptions], dict[str, object]]
+    main_score: str
+    splits: tuple[str, ...]
+    description: str = ""
+
+    @property
+    def aggregates(self) -> tuple[str, ...]:
+        """The declared aggregates this task is a member of."""
+        return tuple(name for name, agg in _AGGREGATES.items() if self.name in agg.members)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """The mean of `score` over `members` (those present in a result); `STS.avg` is SimCSE's Avg."""
+
+    name: str
+    members: tuple[str, ...]
+    score: str
+    description: str = ""
+
+    def value(self, results: dict[str, dict[str, object]]) -> float | None:
+        values = [float(results[t][self.score]) for t in self.members if t in results]  # type: ignore[arg-type]
+        return float(np.mean(values)) if values else None
+
+
+_TASKS: dict[str, Task] = {}
+_AGGREGATES: dict[str, Aggregate] = {}
+_SUITES: dict[str, tuple[str, ...]] = {}
+
+
+def register_task(
+    name: str,
+    *,
+    kind: str,
+    sentences: Callable[[Any], Iterable[str]],
+    scorer: Callable[[Any, Embeddings, ScoreOptions], dict[str, object]],
+    main_score: str,
+    splits: tuple[str, ...],
+    description: str = "",
+) -> Callable[[Loader], Loader]:
+    """Decorator on a task's loader: `@register_task("STS12", kind="sts", ...)`."""
+
+    def decorate(loader: Loader) -> Loader:
+        if name in _TASKS:
+            raise ValueError(f"evaluation task {name!r} is registered twice")
+        _TASKS[name] = Task(name, kind, loader, sentences, scorer, main_score, splits, description)
+        return loader
+
+    return decorate
+
+
+def declare_aggregate(name: str, members: tuple[str, ...], score: str, description: str = "") -> None:
+    """A named aggregate over an explicit list of member tasks."""
+    _AGGREGATES[name] = Aggregate(name, members, score, description)
+
+
+def declare_suite(name: str, tasks: tuple[str, ...]) -> None:
+    """A named list of tasks (`harness eval --suite NAME`)."""
+    _SUITES[name] = tasks
+
+
+def _loaded() -> None:
+    import harness.evaluate.tasks  # noqa: F401  (importing registers every built-in task family)
+
+
+def get_task(name: str) -> Task:
+    """The task called `name`; an unknown name errors with the closest names."""
+    _loaded()
+    if name in _TASKS:
+        return _TASKS[name]
+    close = difflib.get_close_matches(name, list(_TASKS), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else "see `harness tasks`"
+    raise HarnessError(f"unknown task {name!r}; {hint}")
+
+
+def tasks() -> dict[str, Task]:
+    _loaded()
+    return dict(_TASKS)
+
+
+def suites() -> dict[str, tuple[str, ...]]:
+    _loaded()
+    return dict(_SUITES)
+
+
+def aggregates() -> dict[str, Aggregate]:
+    _loaded()
+    return dict(_AGGREGATES)
+
+
+def suite_tasks(name: str) -> tuple[str, ...]:
+    known = suites()
+    if name not in known:
+        raise HarnessError(f"unknown suite {name!r}; choose one of {', '.join(known)}")
+    return known[name]

@@ -1,0 +1,39 @@
+"""Semantic textual similarity: STS12-16, STS-B (test / dev / train) and SICK-R. Cosine similarity of
+the two embeddings against gold, Spearman x 100 (harness.evaluate.sts); `STS.avg` is SimCSE's Avg. over
+the seven test sets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import partial
+from pathlib import Path
+
+from harness.data.senteval import STS_YEARS, STSPairs
+from harness.evaluate.registry import ScoreOptions, declare_aggregate, declare_suite, register_task
+from harness.evaluate.sts import load_sts_task, score_task
+
+STS_TEST = (*(f"STS{y}" for y in STS_YEARS), "STSBenchmark", "SICKRelatedness")
+
+
+def pair_sentences(subsets: Sequence[STSPairs]) -> Iterable[str]:
+    return {s for pairs in subsets for s in (*pairs.sent1, *pairs.sent2)}
+
+
+def score(subsets: Sequence[STSPairs], embeddings: dict, options: ScoreOptions) -> dict[str, object]:
+    return score_task(subsets, embeddings)
+
+
+def _load(task: str, split: str, data_dir: Path, variant: str) -> tuple[STSPairs, ...]:
+    return load_sts_task(data_dir, task, variant, split)  # type: ignore[arg-type]
+
+
+SPLITS = {"STSBenchmark": "test", "STSBenchmark-dev": "dev", "STSBenchmark-train": "train"}
+for _name in (*STS_TEST, "STSBenchmark-dev", "STSBenchmark-train"):
+    _task, _split = ("STSBenchmark", SPLITS[_name]) if _name in SPLITS else (_name, "test")
+    register_task(
+        _name, kind="sts", sentences=pair_sentences, scorer=score, main_score="spearman", splits=(_split,),
+        description=f"{_task} {_split}: cosine Spearman x 100",
+    )(partial(_load, _task, _split))  # fmt: skip
+
+declare_aggregate("STS.avg", STS_TEST, "spearman", "mean Spearman of STS12-16, STS-B test, SICK-R test")
+declare_suite("sts", STS_TEST)
