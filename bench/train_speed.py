@@ -22,10 +22,11 @@ from steps import machine_header, mean_step_seconds, precision_label
 
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
-from harness.methods.contrastive import wiki_sentences
+from harness.methods.pipeline import PipelineData
 from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder, resolve_model_name
 from harness.run_spec import resolve_run
+from harness.stages.contrastive import wiki_sentences
 
 
 def harness_step(model_name: str, sentences: list[str], steps: int, batch_size: int, precision: str) -> float:
@@ -34,7 +35,7 @@ def harness_step(model_name: str, sentences: list[str], steps: int, batch_size: 
     run = resolve_run({"method": "unsup_simcse", "batch_size": batch_size, "max_seq_length": 32})
     torch.manual_seed(0)
     method = UnsupSimCSE(Encoder(model_name, "mean", 32), run.params).to(device).train()
-    stage = method.stages(run.settings, sentences)[0]
+    stage = method.stages(run.settings, PipelineData(None, [sentences]))[0]
     batches = stage.make_batches(random.Random(0))[: steps + 1]
     return mean_step_seconds(
         lambda b: stage.updates[0](b)["loss"], batches, method.parameters(), device, dtype

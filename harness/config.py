@@ -35,6 +35,9 @@ class RunConfig(BaseModel):
     max_grad_norm: float = Field(1.0, ge=0, description="gradient clipping; 0 disables")
     eval_every: int = Field(1000, gt=0, description="steps between STS-B dev evaluations")
     keep_best: bool = Field(True, description="evaluate the checkpoint with the best dev score")
+    objective_metric: str | None = Field(
+        None, description="the dev score that ranks trials and checkpoints; unset: the objective's default"
+    )
     log_every: int = Field(10, gt=0)
     eval_batch_size: int = Field(128, gt=0)
     text_variant: TextVariant = "senteval"

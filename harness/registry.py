@@ -1,47 +1,58 @@
-"""Name -> method class. Duplicate names fail loudly; unknown names get close-match suggestions."""
+"""Name -> class registries (methods, stage kinds, objectives). Each built-in entry registers itself with
+a decorator in its own file; the registry imports its package of built-ins on first lookup. Duplicate
+names fail loudly; unknown names get close-match suggestions."""
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from harness.errors import HarnessError
 
 T = TypeVar("T", bound=type)
 
-_METHODS: dict[str, type] = {}
+
+class Registry(Generic[T]):
+    """`what`: the noun in messages ("method"); `builtins`: the package whose import registers the
+    built-in entries; `attribute`: set on each class to its registered name; `listing`: where to look."""
+
+    def __init__(self, what: str, builtins: str, attribute: str, listing: str) -> None:
+        self.what, self.builtins, self.attribute, self.listing = what, builtins, attribute, listing
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Class decorator: `@REGISTRY.register("name")`."""
+
+        def decorate(cls: T) -> T:
+            if name in self._entries:
+                first = self._entries[name].__module__
+                raise ValueError(f"{self.what} {name!r} is registered twice ({first}, {cls.__module__})")
+            setattr(cls, self.attribute, name)
+            self._entries[name] = cls
+            return cls
+
+        return decorate
+
+    def entries(self) -> dict[str, T]:
+        importlib.import_module(self.builtins)
+        return dict(sorted(self._entries.items()))
+
+    def names(self) -> list[str]:
+        return list(self.entries())
+
+    def get(self, name: str) -> T:
+        """The class registered as `name`; an unknown name errors with the closest matches."""
+        known = self.entries()
+        if name in known:
+            return known[name]
+        close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.4)
+        hint = f"did you mean {', '.join(close)}?" if close else f"known {self.what}s: {', '.join(known)}"
+        raise HarnessError(f"unknown {self.what} {name!r}; {hint} ({self.listing})")
 
 
-def register_method(name: str) -> Callable[[T], T]:
-    """Class decorator: `@register_method("scl")` makes the class available as `method: scl`."""
-
-    def decorate(cls: T) -> T:
-        if name in _METHODS:
-            raise ValueError(
-                f"method {name!r} is registered twice ({_METHODS[name].__module__}, {cls.__module__})"
-            )
-        cls.name = name
-        _METHODS[name] = cls
-        return cls
-
-    return decorate
-
-
-def method_names() -> list[str]:
-    _load_builtin_methods()
-    return sorted(_METHODS)
-
-
-def get_method(name: str) -> type:
-    """The registered method class for `name`; an unknown name errors with the closest matches."""
-    _load_builtin_methods()
-    if name in _METHODS:
-        return _METHODS[name]
-    close = difflib.get_close_matches(name, list(_METHODS), n=3, cutoff=0.4)
-    hint = f"did you mean {', '.join(close)}?" if close else f"known methods: {', '.join(sorted(_METHODS))}"
-    raise HarnessError(f"unknown method {name!r}; {hint} (see `harness methods`)")
-
-
-def _load_builtin_methods() -> None:
-    import harness.methods  # noqa: F401  (importing registers every built-in method)
+METHODS: Registry[type] = Registry("method", "harness.methods", "name", "see `harness methods`")
+register_method = METHODS.register
+get_method = METHODS.get
+method_names = METHODS.names

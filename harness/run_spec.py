@@ -10,11 +10,13 @@ from pydantic import BaseModel, ValidationError
 
 from harness.config import RunConfig, one_line_error
 from harness.errors import HarnessError
+from harness.objectives.registry import OBJECTIVES
 from harness.registry import get_method
 
 if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
+    from harness.objectives.registry import Objective
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ class ResolvedRun:
         """Every resolved field in one flat dict (what MLflow logs as params), the variant's name first."""
         named = {"variant": self.variant} if self.variant is not None else {}
         return {**named, **self.settings.model_dump(), **self.params.model_dump(by_alias=True)}
+
+    @property
+    def objective(self) -> type[Objective]:
+        """The objective class that scores this run (named by the method)."""
+        return OBJECTIVES.get(self.method.objective_name(self.params))
 
     def build(self, encoder: Encoder) -> Method:
         """The method's module around `encoder`."""
@@ -55,4 +62,7 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
                 f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'"
             ) from None
         raise one_line_error(exc, where) from None
-    return ResolvedRun(settings, method, params, variant)
+    method.check(params, where)
+    run = ResolvedRun(settings, method, params, variant)
+    run.objective.check_metric(run, where)
+    return run

@@ -24,7 +24,6 @@ from transformers import AutoConfig
 
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
-from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.methods.base import DataSources
 from harness.model.encoder import resolve_model_name
 from harness.study import (
@@ -50,11 +49,8 @@ optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failure
 def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
     """Fail before anything is written when evaluation data, models or training sets cannot be loaded."""
     runs = study.grid_runs()
-    configs = [run.settings for run in runs]
-    for variant in {c.text_variant for c in configs}:
-        for task in STS_TASKS:
-            load_sts_task(data_dir, task, variant)
-        load_sts_task(data_dir, "STSBenchmark", variant, "dev")
+    for run in {(run.objective, run.settings.text_variant): run for run in runs}.values():
+        run.objective.preflight(run, data_dir)
     for model in {run.settings.model for run in runs if run.method.needs_encoder}:
         try:
             AutoConfig.from_pretrained(resolve_model_name(model))

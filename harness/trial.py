@@ -17,7 +17,6 @@ import yaml
 
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.evaluate.cache import EmbeddingCache, TrialCache
-from harness.evaluate.objectives import Evaluator
 from harness.evaluate.suite import SentenceEncoder
 from harness.methods.base import DataSources
 from harness.model.encoder import Encoder
@@ -52,8 +51,8 @@ def run_trial(
     report: Callable[[int, float], None] = lambda step, value: None,
     label: str = "",
 ) -> float:
-    """Train and evaluate one configuration; return its best dev score (the Optuna objective: STS-B dev
-    Spearman, or the CS224N dev overall, by the method's `evaluation`).
+    """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
+    score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
 
     The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C), never RUNNING.
     """
@@ -111,10 +110,10 @@ def _train_and_evaluate(
         final_encode = SentenceEncoder(
             encoder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress
         )
-    evaluator = Evaluator(method, config, data, ctx.data_dir, dev_encode, final_encode)
+    objective = run_spec.objective(method, run_spec, data, ctx.data_dir, dev_encode, final_encode)
 
     def on_dev(step: int, score: float) -> None:
-        run.log_metrics({evaluator.dev_metric: score}, step=step)
+        run.log_metrics({objective.dev_metric: score}, step=step)
         report(step, score)
 
     outcome = train(
@@ -123,16 +122,16 @@ def _train_and_evaluate(
         config,
         device,
         amp_dtype,
-        evaluator.dev,
+        objective.dev,
         on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
         on_dev=on_dev,
         progress=ctx.progress,
     )
-    metrics, results = evaluator.final()
+    metrics, results = objective.final()
     run.log_metrics(
         {
             **metrics,
-            f"{evaluator.dev_metric}.best": outcome.best_dev,
+            f"{objective.dev_metric}.best": outcome.best_dev,
             "train.best_step": outcome.best_step,
             "train.steps": outcome.steps,
             "train.seconds": outcome.seconds,

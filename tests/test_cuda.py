@@ -11,10 +11,11 @@ import torch
 
 from harness.device import DTYPES, autocast, hardware_tags, resolve_precision
 from harness.evaluate.encode import encode
-from harness.methods.contrastive import wiki_sentences
+from harness.methods.pipeline import PipelineData
 from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder
 from harness.run_spec import resolve_run
+from harness.stages.contrastive import wiki_sentences
 from harness.train.loop import train
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -66,8 +67,9 @@ def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, pre
     method = UnsupSimCSE(Encoder(str(tiny_bert), "mean", 32), run.params)
     before = {k: v.detach().clone() for k, v in method.state_dict().items()}
     logged: list[dict[str, float]] = []
+    sentences = PipelineData(None, [list(wiki_sentences(data_dir))[:256]])
     outcome = train(
-        method, method.stages(run.settings, list(wiki_sentences(data_dir))[:256]), run.settings, CUDA,
+        method, method.stages(run.settings, sentences), run.settings, CUDA,
         DTYPES[precision], dev_score=lambda: 0.0, on_metrics=lambda step, m: logged.append(m),
         on_dev=lambda step, score: None, progress=False,
     )  # fmt: skip

@@ -9,6 +9,7 @@ a user-given quora-train.csv.
 from __future__ import annotations
 
 import csv
+import functools
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,3 +119,9 @@ def read_multitask(root: Path, quora_train: Path | None = None) -> MultitaskData
         read_sst(base / "ids-sst-train.csv"), read_sst(base / "ids-sst-dev.csv"), q_train, q_dev,
         read_pairs(base / "sts-train.csv", "similarity"), read_pairs(base / "sts-dev.csv", "similarity"),
     )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=2)
+def multitask_data(root: Path, quora_train: str | None = None) -> MultitaskData:
+    """`read_multitask`, cached per process (every stage and objective of a trial reads the same sets)."""
+    return read_multitask(root, Path(quora_train) if quora_train else None)

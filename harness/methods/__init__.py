@@ -6,6 +6,7 @@ from harness.methods import (  # noqa: F401
     frozen,
     fusion,
     multitask,
+    pipeline,
     sbert,
     scl,
     sup_simcse,

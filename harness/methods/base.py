@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 from torch import nn
@@ -37,17 +37,26 @@ class NoParams(BaseModel):
 class Method(nn.Module):
     """Base class: an nn.Module that owns the encoder and its heads. Subclasses set `Params` (a pydantic
     model of their own config fields, validated with extra fields forbidden), `load_train_data` and
-    `stages` (the ordered training phases); `evaluation` names how trials score it."""
+    `stages` (the ordered training phases); `objective` names how trials score it (harness/objectives/)."""
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
-    evaluation: ClassVar[Literal["sts", "multitask", "ensemble"]] = "sts"
+    objective: ClassVar[str] = "sts"
     needs_encoder: ClassVar[bool] = True  # False: built from other runs' outputs, no model is loaded
 
     def __init__(self, encoder: Encoder | None, params: BaseModel) -> None:
         super().__init__()
         self.encoder = encoder
         self.params = params
+
+    @classmethod
+    def objective_name(cls, params: Any) -> str:
+        """The objective that scores this configuration (a registered name)."""
+        return cls.objective
+
+    @classmethod
+    def check(cls, params: Any, where: str) -> None:
+        """Checks across a method's fields beyond `Params` (called once when the run is resolved)."""
 
     @classmethod
     def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> Sequence[Any]:

@@ -1,17 +1,31 @@
-"""`contrastive_first`: a contrastive stage (unsupervised or supervised, on the chosen data), then
-multi-task fine-tuning (Chen 3.3 setting 2; David et al.'s UCL / SCL pre-training)."""
+"""`contrastive_first`: a contrastive stage (unsupervised or supervised, on the chosen data, with its own
+`contrastive_*` schedule), then multi-task fine-tuning on the run's schedule (Chen 3.3 setting 2; David
+et al.'s UCL / SCL pre-training). For several contrastive stages write `method: pipeline`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.methods.composed import ComposedMethod
+from harness.methods.params import ComposedParams
+from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method
-from harness.train.loop import Stage
+from harness.stages.contrastive import ContrastiveStage
+from harness.stages.finetune import FinetuneStage
+from harness.stages.registry import StageSpec
+
+
+def contrastive_stage(params: ComposedParams) -> ContrastiveStage:
+    """The composed methods' contrastive stage: its own schedule, no step budget unless given."""
+    return ContrastiveStage.from_params(
+        params.contrastive, params, epochs=params.contrastive_epochs, lr=params.contrastive_lr,
+        batch_size=params.contrastive_batch_size, max_steps=params.contrastive_max_steps or 0,
+    )  # fmt: skip
 
 
 @register_method("contrastive_first")
-class ContrastiveFirst(ComposedMethod):
-    def stages(self, config: Any, data: tuple) -> list[Stage]:
-        tasks, examples = data
-        return [self.contrastive(examples), self.task_stage(config, tasks)]
+class ContrastiveFirst(PipelineMethod):
+    Params = ComposedParams
+
+    @classmethod
+    def pipeline(cls, params: Any) -> list[StageSpec]:
+        return [contrastive_stage(params), FinetuneStage.from_params(params)]

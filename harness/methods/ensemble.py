@@ -14,10 +14,10 @@ from pydantic import Field
 
 from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
-from harness.evaluate.objectives import SINGLE_TASK_SCORE
+from harness.fields import Strict
 from harness.methods.base import DataSources, Method
-from harness.methods.params import Strict
-from harness.methods.tasks import multitask_data
+from harness.methods.tasks import run_multitask_data
+from harness.objectives.multitask import SINGLE_TASK_SCORE
 from harness.registry import register_method
 from harness.train.loop import Stage
 from harness.train.multitask import TASKS
@@ -58,9 +58,13 @@ def _predictions(tracker: Tracker, run_id: str) -> dict:
 @register_method("ensemble")
 class Ensemble(Method):
     Params = EnsembleParams
-    evaluation = "ensemble"
+    objective = "ensemble"
     needs_encoder = False
     tasks = TASKS
+
+    @classmethod
+    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
+        return TASKS
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> tuple[MultitaskData, dict]:
@@ -68,7 +72,7 @@ class Ensemble(Method):
 
         p = run.params
         chosen = choose_runs(Tracker(sources.tracking_uri), p.source_study, p.source_profile, p.top_k)
-        return multitask_data(run, sources.data_dir), chosen
+        return run_multitask_data(run, sources.data_dir), chosen
 
     def task_data(self, data: tuple[MultitaskData, dict]) -> MultitaskData:
         return data[0]

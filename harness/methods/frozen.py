@@ -1,16 +1,18 @@
-"""`frozen`: the encoder stays frozen and only the heads are trained (Phillips' "pretrain" baseline)."""
+"""`frozen`: the encoder stays frozen and only the heads are trained (Phillips' "pretrain" baseline):
+one `finetune` stage with `heads_only`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.data.cs224n import MultitaskData
-from harness.methods.tasks import TaskMethod
+from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method
-from harness.train.loop import Stage
+from harness.stages.finetune import FinetuneStage
+from harness.stages.registry import StageSpec
 
 
 @register_method("frozen")
-class FrozenEncoder(TaskMethod):
-    def stages(self, config: Any, data: MultitaskData) -> list[Stage]:
-        return [self.task_stage(config, data, heads_only=True)]
+class FrozenEncoder(PipelineMethod):
+    @classmethod
+    def pipeline(cls, params: Any) -> list[StageSpec]:
+        return [FinetuneStage.from_params(params, heads_only=True)]

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from harness.fields import Sources, Strict, refuse_set
 from harness.train.multitask import Combiner
-
-
-def split_commas(value: Any) -> Any:
-    """Optuna's grid and categorical values must be scalars, so a list may come as "a,b,c"."""
-    return [v.strip() for v in value.split(",")] if isinstance(value, str) else value
-
-
-Source = Literal["wiki", "sst", "quora", "sts"]
-Sources = Annotated[list[Source], BeforeValidator(split_commas)]
-Probabilities = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], BeforeValidator(split_commas)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def refuse_set(params: BaseModel, fields: set[str], why: str) -> None:
-    """Refuse fields the YAML set (not defaults) that this configuration does not read: one line, with
-    the fix. Raised as ValueError so pydantic reports it as the run's validation error."""
-    unused = sorted(fields & params.model_fields_set)
-    if unused:
-        raise ValueError(f"'{unused[0]}' is not read {why}; remove it")
 
 
 class SentimentHeadParams(Strict):
@@ -116,3 +95,8 @@ class ContrastiveStageParams(SimCSEParams, ContrastiveDataParams, UnsupDataParam
         }[self.contrastive]
         refuse_set(self, ignored, f"by a '{self.contrastive}' contrastive stage")
         return self
+
+
+class ComposedParams(MultitaskParams, ContrastiveStageParams):
+    """Heads, the task schedule and a contrastive stage with its own schedule (contrastive_first,
+    supervised_first)."""

@@ -1,6 +1,6 @@
 """`sup_simcse`: supervised SimCSE on Quora pairs (with or without non-paraphrase negatives, Chen) and/or
-NLI triplets with contradictions as hard negatives (Gao et al., 2021), one stage per entry of `sup_data`
-in that order; evaluated on STS. Each stage uses the run's epochs / lr / batch_size / max_steps."""
+NLI triplets with contradictions as hard negatives (Gao et al., 2021): one contrastive stage per entry of
+`sup_data`, in that order, each on the run's epochs / lr / batch_size / max_steps; evaluated on STS."""
 
 from __future__ import annotations
 
@@ -8,17 +8,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from harness.methods.base import DataSources
-from harness.methods.contrastive import ContrastiveMethod, contrastive_examples
-from harness.methods.params import (
-    ContrastiveDataParams,
-    SimCSEParams,
-    SupervisedPairParams,
-    refuse_set,
-    split_commas,
-)
+from harness.fields import refuse_set, split_commas
+from harness.methods.params import ContrastiveDataParams, SimCSEParams, SupervisedPairParams
+from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method
-from harness.train.loop import Stage
+from harness.stages.contrastive import ContrastiveStage
+from harness.stages.registry import StageSpec
 
 
 class SupParams(SimCSEParams, ContrastiveDataParams, SupervisedPairParams):
@@ -36,20 +31,9 @@ class SupParams(SimCSEParams, ContrastiveDataParams, SupervisedPairParams):
 
 
 @register_method("sup_simcse")
-class SupSimCSE(ContrastiveMethod):
+class SupSimCSE(PipelineMethod):
     Params = SupParams
 
     @classmethod
-    def load_train_data(cls, run: Any, sources: DataSources) -> dict[str, list[Any]]:
-        params = run.params
-        return {
-            f"sup_{d}": contrastive_examples(f"sup_{d}", params, run.settings, sources.data_dir)
-            for d in params.sup_data
-        }
-
-    def stages(self, config: Any, data: dict[str, list[Any]]) -> list[Stage]:
-        return [
-            self.contrastive_stage(f"sup_{d}", data[f"sup_{d}"], config.epochs, config.lr, config.batch_size,
-                                   config.max_steps)
-            for d in self.params.sup_data
-        ]  # fmt: skip
+    def pipeline(cls, params: Any) -> list[StageSpec]:
+        return [ContrastiveStage.from_params(f"sup_{d}", params) for d in params.sup_data]

@@ -11,8 +11,9 @@ import torch
 from pydantic import Field
 
 from harness.data.cs224n import MultitaskData
+from harness.fields import Probabilities
 from harness.losses import cross_entropy, supcon
-from harness.methods.params import Probabilities, SentimentHeadParams
+from harness.methods.params import SentimentHeadParams
 from harness.methods.tasks import TaskMethod
 from harness.model.encoder import Encoder
 from harness.registry import register_method
@@ -38,8 +39,8 @@ class SupCLSeq(TaskMethod):
             (m.p for m in encoder.model.modules() if isinstance(m, torch.nn.Dropout)), 0.1
         )
 
-    @property
-    def tasks(self) -> tuple[str, ...]:
+    @classmethod
+    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
         return ("sst",)
 
     def views_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:

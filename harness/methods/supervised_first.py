@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.methods.composed import ComposedMethod
+from harness.methods.contrastive_first import contrastive_stage
+from harness.methods.params import ComposedParams
+from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method
-from harness.train.loop import Stage
+from harness.stages.finetune import FinetuneStage
+from harness.stages.registry import StageSpec
 
 
 @register_method("supervised_first")
-class SupervisedFirst(ComposedMethod):
-    def stages(self, config: Any, data: tuple) -> list[Stage]:
-        tasks, examples = data
-        return [self.task_stage(config, tasks), self.contrastive(examples)]
+class SupervisedFirst(PipelineMethod):
+    Params = ComposedParams
+
+    @classmethod
+    def pipeline(cls, params: Any) -> list[StageSpec]:
+        return [FinetuneStage.from_params(params), contrastive_stage(params)]

@@ -1,21 +1,61 @@
-"""Multi-task batch schedules for SST-5, Quora and STS (Chen 3.4; David et al.; Phillips).
+"""Multi-task combiners for SST-5, Quora and STS (Chen 3.4; David et al. 4.2.1; Phillips): one table,
+name -> how the tasks share the steps of an epoch (`schedule`) and how a step's task losses become one
+update (`backward`).
 
-Each schedule is a list of steps; a step maps task names to index batches of that task's training set.
-- `average` / `pcgrad`: every step has one batch of each task; the larger sets are down-sampled to the
-  smallest (STS) each epoch. The method averages the three losses (or PCGrad combines their gradients).
+A schedule is a list of steps; a step maps task names to index batches of that task's training set.
+- `average`: every step has one batch of each task; the larger sets are down-sampled to the smallest
+  (STS) each epoch; the update is the mean of the task losses.
+- `pcgrad`: the same steps; the task gradients are projected against each other (Yu et al., 2020).
 - `batch_round_robin`: one task per step, cycling sst, quora, sts; down-sampled as above.
 - `epoch_round_robin`: one task per step, all of SST's batches, then Quora's, then STS's (full sets).
 - `single`: only `single_task`'s batches.
+Adding a combiner is one function and one line in `COMBINERS`.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 TASKS = ("sst", "quora", "sts")
-Combiner = Literal["average", "batch_round_robin", "epoch_round_robin", "pcgrad", "single"]
 Schedule = list[dict[str, list[int]]]
+Batches = dict[str, list[list[int]]]
+
+
+def _aligned(per_task: Batches) -> Schedule:
+    steps = min(len(batches) for batches in per_task.values())
+    return [{task: per_task[task][i] for task in per_task} for i in range(steps)]
+
+
+def _batch_round_robin(per_task: Batches) -> Schedule:
+    steps = min(len(batches) for batches in per_task.values())
+    return [{task: per_task[task][i]} for i in range(steps) for task in per_task]
+
+
+def _epoch_round_robin(per_task: Batches) -> Schedule:
+    return [{task: batch} for task in per_task for batch in per_task[task]]
+
+
+@dataclass(frozen=True)
+class CombinerRule:
+    """`schedule`: one epoch's steps from each task's shuffled batches. `backward`: `sum` backpropagates
+    the step's loss (the mean of its task losses); `pcgrad` projects the per-task gradients."""
+
+    schedule: Callable[[Batches], Schedule]
+    backward: Literal["sum", "pcgrad"]
+    single: bool = False
+
+
+COMBINERS: dict[str, CombinerRule] = {
+    "average": CombinerRule(_aligned, "sum"),
+    "batch_round_robin": CombinerRule(_batch_round_robin, "sum"),
+    "epoch_round_robin": CombinerRule(_epoch_round_robin, "sum"),
+    "pcgrad": CombinerRule(_aligned, "pcgrad"),
+    "single": CombinerRule(_epoch_round_robin, "sum", single=True),
+}
+Combiner = Literal[tuple(COMBINERS)]  # type: ignore[valid-type]
 
 
 def _chunks(size: int, batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -25,15 +65,12 @@ def _chunks(size: int, batch_size: int, rng: random.Random) -> list[list[int]]:
 
 
 def schedule(
-    sizes: dict[str, int], batch_size: int, combiner: Combiner, rng: random.Random, single_task: str = "sst"
+    sizes: dict[str, int], batch_size: int, combiner: str, rng: random.Random, single_task: str = "sst"
 ) -> Schedule:
-    """The steps of one epoch; `sizes` maps each task to its training-set size."""
+    """The steps of one epoch; `sizes` maps each task to its training-set size (every task present is
+    shuffled, so a single-task run draws the same batches as a multi-task one)."""
     per_task = {task: _chunks(sizes[task], batch_size, rng) for task in TASKS if task in sizes}
-    if combiner == "single":
-        return [{single_task: b} for b in per_task[single_task]]
-    if combiner == "epoch_round_robin":
-        return [{task: b} for task in per_task for b in per_task[task]]
-    steps = min(len(batches) for batches in per_task.values())
-    if combiner == "batch_round_robin":
-        return [{task: per_task[task][i]} for i in range(steps) for task in per_task]
-    return [{task: per_task[task][i] for task in per_task} for i in range(steps)]
+    rule = COMBINERS[combiner]
+    if rule.single:
+        per_task = {single_task: per_task[single_task]}
+    return rule.schedule(per_task)

@@ -23,6 +23,14 @@ EXTRA = {
     "unsup_simcse": {"batch_size": 8, "contrastive_data": ["wiki", "sts"], "contrastive_limit": 48},
     "sup_simcse": {"batch_size": 8, "sup_data": ["quora", "nli"], "contrastive_limit": 48},
     "supcl_seq": {"batch_size": 4, "views": [0.0, 0.1]},
+    "pipeline": {
+        "batch_size": 4,
+        "stages": [
+            {"contrastive": "sup_quora", "limit": 24, "max_steps": 1},
+            {"contrastive": "unsup", "data": ["sts"], "limit": 24},
+            {"finetune": "multitask"},
+        ],
+    },  # fmt: skip
 }
 
 

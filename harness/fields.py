@@ -1,0 +1,30 @@
+"""Building blocks of parameter models (methods' `Params`, stage specs): forbidding unknown fields,
+refusing fields a configuration does not read, and list fields that may come as "a,b,c"."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def split_commas(value: Any) -> Any:
+    """Optuna's grid and categorical values must be scalars, so a list may come as "a,b,c"."""
+    return [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+
+
+Source = Literal["wiki", "sst", "quora", "sts"]
+Sources = Annotated[list[Source], BeforeValidator(split_commas)]
+Probabilities = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], BeforeValidator(split_commas)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def refuse_set(params: BaseModel, fields: set[str], why: str) -> None:
+    """Refuse fields the YAML set (not defaults) that this configuration does not read: one line, with
+    the fix. Raised as ValueError so pydantic reports it as the run's validation error."""
+    unused = sorted(fields & params.model_fields_set)
+    if unused:
+        raise ValueError(f"'{unused[0]}' is not read {why}; remove it")

@@ -1,0 +1,108 @@
+"""Methods whose training is a list of stages (harness/stages/). `pipeline` takes the list from the YAML:
+
+    method: pipeline
+    stages:
+      - {contrastive: sup_quora, epochs: 5}
+      - {contrastive: unsup, data: [sst, sts], epochs: 5}
+      - {finetune: multitask}
+
+Each stage has its own data, epochs, lr, batch size and step budget (unset: the run's). The built-in
+methods contrastive_first, supervised_first, fusion, multitask, frozen, unsup_simcse and sup_simcse are
+presets: their flat fields translate into such a list (`PipelineMethod.pipeline`).
+
+The method builds the CS224N heads when a stage trains them (then it is scored on the CS224N dev sets,
+otherwise on STS) and SimCSE's projection (Linear + Tanh, training only) when a stage is contrastive.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NamedTuple
+
+from pydantic import BeforeValidator, Field, SerializeAsAny, ValidationError, model_validator
+from torch import nn
+
+from harness.config import one_line_error
+from harness.data.cs224n import MultitaskData
+from harness.fields import refuse_set
+from harness.methods.base import DataSources, Method
+from harness.methods.params import HeadParams
+from harness.methods.tasks import TaskMethod, run_multitask_data
+from harness.model.encoder import Encoder
+from harness.registry import register_method
+from harness.stages.registry import StageSpec, parse_stage
+from harness.train.loop import Stage
+from harness.train.multitask import TASKS
+
+StageEntry = Annotated[SerializeAsAny[StageSpec], BeforeValidator(parse_stage)]
+
+
+class PipelineData(NamedTuple):
+    tasks: MultitaskData | None  # the CS224N sets when a stage trains the heads (scored on their dev)
+    stages: list[Any]  # each stage's training data
+
+
+class PipelineMethod(TaskMethod):
+    """Base of every pipeline method; a preset overrides `pipeline` to build its stages from its fields."""
+
+    @classmethod
+    def pipeline(cls, params: Any) -> list[StageSpec]:
+        return list(params.stages)
+
+    @classmethod
+    def check(cls, params: Any, where: str) -> None:
+        try:
+            cls.pipeline(params)
+        except ValidationError as exc:
+            raise one_line_error(exc, where) from None
+
+    @classmethod
+    def objective_name(cls, params: Any) -> str:
+        return "multitask" if any(s.needs_heads for s in cls.pipeline(params)) else "sts"
+
+    @classmethod
+    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
+        trained = {t for s in cls.pipeline(params) if s.needs_heads for t in s.tasks}
+        return tuple(t for t in TASKS if t in trained)
+
+    def __init__(self, encoder: Encoder, params: Any) -> None:
+        Method.__init__(self, encoder, params)
+        self.specs = self.pipeline(params)
+        self.sentiment = self.pairs = self.projection = None
+        if any(s.needs_heads for s in self.specs):
+            self.init_heads(params)
+        if any(s.needs_projection for s in self.specs) and params.mlp_projection:
+            hidden = encoder.hidden_size
+            self.projection = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+
+    @classmethod
+    def load_train_data(cls, run: Any, sources: DataSources) -> PipelineData:
+        specs = cls.pipeline(run.params)
+        tasks = run_multitask_data(run, sources.data_dir) if any(s.needs_heads for s in specs) else None
+        return PipelineData(tasks, [spec.load(run, sources) for spec in specs])
+
+    def task_data(self, data: PipelineData) -> MultitaskData | None:
+        return data.tasks
+
+    def stages(self, config: Any, data: PipelineData) -> list[Stage]:
+        return [spec.build(self, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
+
+
+class PipelineParams(HeadParams):
+    """The stages, the heads (when a stage trains them) and SimCSE's projection (when one is contrastive)."""
+
+    stages: list[StageEntry] = Field(min_length=1, description="the training stages, in order")
+    mlp_projection: bool = Field(True, description="SimCSE's MLP over the embedding, training only")
+
+    @model_validator(mode="after")
+    def _fields_the_stages_read(self) -> PipelineParams:
+        if not any(s.needs_heads for s in self.stages):
+            heads = set(HeadParams.model_fields) - {"quora_train"}
+            refuse_set(self, heads, "without a finetune or fusion stage")
+        if not any(s.needs_projection for s in self.stages):
+            refuse_set(self, {"mlp_projection"}, "without a contrastive or fusion stage")
+        return self
+
+
+@register_method("pipeline")
+class Pipeline(PipelineMethod):
+    Params = PipelineParams

@@ -1,0 +1,42 @@
+"""`multitask`: the CS224N dev sets (SST-5 accuracy, Quora accuracy, STS Pearson r; harness.evaluate.
+multitask). The dev score is Chen's `overall` by default (David et al.'s `overall_r01` or one task's score
+on request); a single-task configuration is scored on its task. Finally every dev score, both overalls,
+and the dev predictions (which an ensemble combines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.data.cs224n import multitask_data
+from harness.evaluate.multitask import predict_multitask, score_predictions
+from harness.objectives.registry import Objective, register_objective
+
+SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson"}
+
+
+@register_objective("multitask")
+class MultitaskObjective(Objective):
+    @classmethod
+    def metric_choices(cls, run: Any) -> tuple[str, ...]:
+        tasks = run.method.trained_tasks(run.params)
+        singles = tuple(SINGLE_TASK_SCORE[t] for t in tasks)
+        return ("overall", "overall_r01", *singles) if len(tasks) == 3 else singles
+
+    def predictions(self, encode: Any) -> dict[str, Any]:
+        method = self.method
+        return predict_multitask(method, method.task_data(self.data), encode, method.tasks)
+
+    def dev(self) -> float:
+        scores = score_predictions(self.predictions(self.encode), self.method.task_data(self.data))
+        return scores[self.metric]
+
+    def final(self) -> tuple[dict[str, float], dict[str, Any]]:
+        predictions = self.predictions(self.final_encode)
+        scores = score_predictions(predictions, self.method.task_data(self.data))
+        results = {"scores": scores, "predictions": {k: v.tolist() for k, v in predictions.items()}}
+        return {f"dev.{k}": v for k, v in scores.items()}, results
+
+    @classmethod
+    def preflight(cls, run: Any, data_dir: Path) -> None:
+        multitask_data(data_dir, getattr(run.params, "quora_train", None))

@@ -1,0 +1,76 @@
+"""Objectives: how a trial is scored. A method names its objective (`Method.objective`); the objective
+gives the dev score that Optuna optimises and that picks the best checkpoint (`dev()`, logged as
+`dev_metric`), the final metrics (`final()`), and checks its evaluation data before a study starts
+(`preflight()`). A study may choose the dev score among the objective's `metric_choices` with the run
+field `objective_metric` (David et al. select on their own "overall", `overall_r01`).
+
+A new objective is one file in harness/objectives/ with an `Objective` subclass decorated
+`@register_objective("name")`, and one import line in harness/objectives/__init__.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from harness.errors import HarnessError
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.evaluate.suite import SentenceEncoder
+    from harness.run_spec import ResolvedRun
+
+
+class Objective:
+    """One trial's scoring. `encode` / `final_encode` are None where the method has no encoder."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        method: Any,
+        run: ResolvedRun,
+        data: Any,
+        data_dir: Path,
+        encode: SentenceEncoder | None,
+        final_encode: SentenceEncoder | None,
+    ) -> None:
+        self.method, self.run, self.data, self.data_dir = method, run, data, data_dir
+        self.encode, self.final_encode = encode, final_encode
+        self.metric = run.settings.objective_metric or self.metric_choices(run)[0]
+
+    @classmethod
+    def metric_choices(cls, run: ResolvedRun) -> tuple[str, ...]:
+        """The dev scores this objective can select on, the default first (names without `dev.`)."""
+        raise NotImplementedError
+
+    @classmethod
+    def check_metric(cls, run: ResolvedRun, where: str) -> None:
+        chosen, choices = run.settings.objective_metric, cls.metric_choices(run)
+        if chosen is not None and chosen not in choices:
+            raise HarnessError(
+                f"{where}: field 'objective_metric': {chosen!r} is not a dev score of the {cls.name!r} "
+                f"objective of method {run.settings.method!r}; choose one of {', '.join(choices)}"
+            )
+
+    @property
+    def dev_metric(self) -> str:
+        return f"dev.{self.metric}"
+
+    def dev(self) -> float:
+        """The dev score (`dev_metric`) of the current weights."""
+        raise NotImplementedError
+
+    def final(self) -> tuple[dict[str, float], dict[str, Any]]:
+        """(MLflow metrics, the JSON-able results) of the final weights."""
+        raise NotImplementedError
+
+    @classmethod
+    def preflight(cls, run: ResolvedRun, data_dir: Path) -> None:
+        """Load what scoring `run` needs, so a missing file fails before any trial."""
+
+
+OBJECTIVES: Registry[type[Objective]] = Registry(
+    "objective", "harness.objectives", "name", "see `harness methods`"
+)
+register_objective = OBJECTIVES.register

@@ -1,0 +1,52 @@
+"""`fusion` stages (Chen 3.3 setting 3, the best unsupervised method): each batch is trained first on the
+task objective, then on unsupervised SimCSE over the same batch's sentences: two optimizer steps per
+batch. The two steps are separate updates, so a combiner that projects gradients (PCGrad) is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from harness.data.cs224n import MultitaskData
+from harness.stages.contrastive import unsup_loss
+from harness.stages.finetune import Tasks, TaskStage
+from harness.stages.registry import register_stage
+from harness.train.loop import Stage
+from harness.train.multitask import COMBINERS
+
+
+def step_sentences(step: dict[str, list[int]], data: MultitaskData) -> list[str]:
+    """Every sentence of a multi-task step: SST texts, both sides of Quora and STS pairs."""
+    sentences: list[str] = []
+    for task, rows in step.items():
+        if task == "sst":
+            sentences += [data.sst_train.texts[i] for i in rows]
+        else:
+            pairs = data.quora_train if task == "quora" else data.sts_train
+            sentences += [pairs.first[i] for i in rows] + [pairs.second[i] for i in rows]
+    return sentences
+
+
+@register_stage("fusion")
+class FusionStage(TaskStage):
+    needs_projection = True
+
+    fusion: Tasks
+    temperature: float = Field(0.05, gt=0)
+
+    @model_validator(mode="after")
+    def _no_projected_gradients(self) -> FusionStage:
+        if COMBINERS[self.combiner].backward != "sum":
+            raise ValueError(
+                f"combiner '{self.combiner}' cannot be used with fusion (its task and SimCSE steps are "
+                "separate updates); choose average, batch_round_robin, epoch_round_robin or single"
+            )
+        return self
+
+    def build(self, method: Any, settings: Any, data: MultitaskData) -> Stage:
+        stage = super().build(method, settings, data)
+        stage.name = "fusion"
+        simcse = lambda step: unsup_loss(method, step_sentences(step, data), self.temperature)  # noqa: E731
+        stage.updates = [*stage.updates, simcse]
+        return stage

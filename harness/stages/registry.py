@@ -1,0 +1,72 @@
+"""Stage kinds of a training pipeline: `stages: [{contrastive: sup_quora}, {contrastive: unsup, data:
+[sst, sts]}, {finetune: multitask}]`. An entry names its kind by its one registered key (the key's value
+is the kind's variety); its other keys are that kind's fields. Every kind has its own schedule (epochs,
+lr, batch_size, max_steps); unset, a field takes the run's value.
+
+A new stage kind is one file in harness/stages/ with a `StageSpec` subclass decorated
+`@register_stage("name")`, and one import line in harness/stages/__init__.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.registry import Registry
+
+if TYPE_CHECKING:
+    from harness.methods.base import DataSources
+    from harness.train.loop import Stage
+
+
+class StageSpec(BaseModel):
+    """One stage of a pipeline: its fields, the data it loads and the `Stage` it builds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ClassVar[str] = ""
+    needs_heads: ClassVar[bool] = False  # the method must build the CS224N task heads
+    needs_projection: ClassVar[bool] = False  # the method must build SimCSE's projection
+
+    epochs: int | None = Field(None, gt=0, description="unset: the run's epochs")
+    lr: float | None = Field(None, gt=0, description="unset: the run's lr")
+    batch_size: int | None = Field(None, gt=1, description="unset: the run's batch_size")
+    max_steps: int | None = Field(None, ge=0, description="step budget; 0: none; unset: the run's max_steps")
+
+    @property
+    def variety(self) -> str:
+        return getattr(self, self.kind)
+
+    def schedule(self, settings: Any) -> tuple[int, float, int, int | None]:
+        """(epochs, lr, batch_size, max_steps), the run's values where this stage sets none."""
+        own = (self.epochs, self.lr, self.batch_size, self.max_steps)
+        run = (settings.epochs, settings.lr, settings.batch_size, settings.max_steps)
+        return tuple(r if o is None else o for o, r in zip(own, run, strict=True))  # type: ignore[return-value]
+
+    def load(self, run: Any, sources: DataSources) -> Any:
+        """This stage's training data (also called by the runner's preflight)."""
+        raise NotImplementedError
+
+    def build(self, method: Any, settings: Any, data: Any) -> Stage:
+        """The loop's `Stage` over `method`'s modules."""
+        raise NotImplementedError
+
+
+STAGES: Registry[type[StageSpec]] = Registry("stage kind", "harness.stages", "kind", "see `harness methods`")
+register_stage = STAGES.register
+
+
+def parse_stage(entry: Any) -> Any:
+    """A YAML entry (a dict naming exactly one stage kind) -> its kind's spec; a spec passes through."""
+    if isinstance(entry, StageSpec):
+        return entry
+    kinds = STAGES.entries()
+    if not isinstance(entry, dict):
+        raise ValueError(f"a stage is a mapping such as {{contrastive: unsup}}, got {entry!r}")
+    named = [key for key in entry if key in kinds]
+    if len(named) != 1:
+        raise ValueError(
+            f"a stage names exactly one kind ({', '.join(kinds)}) as a key, got keys {sorted(entry)}"
+        )
+    return kinds[named[0]].model_validate(entry)
