@@ -2,9 +2,11 @@
 
     method: pipeline
     stages:
-      - {contrastive: sup_quora, epochs: 5}
-      - {contrastive: unsup, data: [sst, sts], epochs: 5}
-      - {finetune: multitask}
+      - {contrastive: sup_nli, epochs: 3}
+      - repeat: 5                       # Chen 4.1: each epoch, Quora then SST then STS
+        stages: [{contrastive: sup_quora}, {contrastive: unsup, data: [sst]},
+                 {contrastive: unsup, data: [sts]}]
+      - {finetune: multitask, epochs: 10}
 
 Each stage has its own data, epochs, lr, batch size and step budget (unset: the run's). The built-in
 methods contrastive_first, supervised_first, fusion, multitask, frozen, unsup_simcse and sup_simcse are
@@ -16,9 +18,9 @@ otherwise on STS) and SimCSE's projection (Linear + Tanh, training only) when a 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from pydantic import BeforeValidator, Field, SerializeAsAny, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 from torch import nn
 
 from harness.config import one_line_error
@@ -29,11 +31,9 @@ from harness.methods.params import HeadParams
 from harness.methods.tasks import TaskMethod, run_multitask_data
 from harness.model.encoder import Encoder
 from harness.registry import register_method
-from harness.stages.registry import StageSpec, parse_stage
+from harness.stages.registry import StageEntry, StageSpec, expand
 from harness.train.loop import Stage
 from harness.train.multitask import TASKS
-
-StageEntry = Annotated[SerializeAsAny[StageSpec], BeforeValidator(parse_stage)]
 
 
 class PipelineData(NamedTuple):
@@ -46,7 +46,7 @@ class PipelineMethod(TaskMethod):
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:
-        return list(params.stages)
+        return expand(params.stages)
 
     @classmethod
     def check(cls, params: Any, where: str) -> None:
@@ -95,10 +95,11 @@ class PipelineParams(HeadParams):
 
     @model_validator(mode="after")
     def _fields_the_stages_read(self) -> PipelineParams:
-        if not any(s.needs_heads for s in self.stages):
+        stages = expand(self.stages)
+        if not any(s.needs_heads for s in stages):
             heads = set(HeadParams.model_fields) - {"quora_train"}
             refuse_set(self, heads, "without a finetune or fusion stage")
-        if not any(s.needs_projection for s in self.stages):
+        if not any(s.needs_projection for s in stages):
             refuse_set(self, {"mlp_projection"}, "without a contrastive or fusion stage")
         return self
 

@@ -100,8 +100,11 @@ class ContrastiveStage(StageSpec):
 
     @model_validator(mode="after")
     def _fields_of_the_kind(self) -> ContrastiveStage:
-        refuse_set(self, IGNORED[self.contrastive], f"by a '{self.contrastive}' contrastive stage")
+        refuse_set(self, self.unread(), f"by a '{self.contrastive}' contrastive stage")
         return self
+
+    def unread(self) -> set[str]:
+        return IGNORED[self.contrastive]
 
     @classmethod
     def from_params(cls, kind: str, params: Any, **schedule: Any) -> ContrastiveStage:

@@ -29,10 +29,13 @@ class TaskStage(StageSpec):
     @model_validator(mode="after")
     def _combiner_of_the_tasks(self) -> TaskStage:
         if self.variety != "multitask":
-            refuse_set(self, {"combiner"}, f"by a single-task stage ({self.kind}: {self.variety})")
+            refuse_set(self, self.unread(), f"by a single-task stage ({self.kind}: {self.variety})")
         elif COMBINERS[self.combiner].single:
             raise ValueError(f"combiner 'single' is written {self.kind}: sst (or quora, sts)")
         return self
+
+    def unread(self) -> set[str]:
+        return {"combiner"} if self.variety != "multitask" else set()
 
     @classmethod
     def from_params(cls, params: Any, **fields: Any) -> TaskStage:

@@ -9,9 +9,9 @@ A new stage kind is one file in harness/stages/ with a `StageSpec` subclass deco
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, model_serializer
 
 from harness.registry import Registry
 
@@ -33,6 +33,21 @@ class StageSpec(BaseModel):
     lr: float | None = Field(None, gt=0, description="unset: the run's lr")
     batch_size: int | None = Field(None, gt=1, description="unset: the run's batch_size")
     max_steps: int | None = Field(None, ge=0, description="step budget; 0: none; unset: the run's max_steps")
+
+    def unread(self) -> set[str]:
+        """Fields this stage's variety does not read (left out of its logged form)."""
+        return set()
+
+    @model_serializer(mode="wrap")
+    def _logged_form(self, handler: Any) -> dict[str, Any]:
+        """The kind's key first, then the fields it reads; unset schedule fields (the run's) left out."""
+        full = handler(self)
+        own = {k: v for k, v in full.items() if k != self.kind and k not in self.unread()}
+        return {self.kind: full[self.kind], **{k: v for k, v in own.items() if v is not None}}
+
+    def expand(self) -> list[StageSpec]:
+        """The stages this entry stands for (itself; a `repeat` entry, its stages n times)."""
+        return [self]
 
     @property
     def variety(self) -> str:
@@ -70,3 +85,11 @@ def parse_stage(entry: Any) -> Any:
             f"a stage names exactly one kind ({', '.join(kinds)}) as a key, got keys {sorted(entry)}"
         )
     return kinds[named[0]].model_validate(entry)
+
+
+StageEntry = Annotated[SerializeAsAny[StageSpec], BeforeValidator(parse_stage)]
+
+
+def expand(entries: list[StageSpec]) -> list[StageSpec]:
+    """The pipeline's stages in training order, `repeat` groups written out."""
+    return [stage for entry in entries for stage in entry.expand()]

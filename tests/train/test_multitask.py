@@ -1,4 +1,5 @@
 import random
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +29,23 @@ def test_epoch_round_robin_uses_full_sets_in_order() -> None:
 def test_single_task(task: str) -> None:
     steps = schedule(SIZES, 10, "single", random.Random(0), task)
     assert all(list(s) == [task] for s in steps) and len(steps) == -(-SIZES[task] // 10)
+
+
+def test_the_combiner_table_gives_each_finetune_stage_its_schedule_and_backward_rule(data_dir: Path) -> None:
+    from harness.config import RunConfig
+    from harness.data.cs224n import multitask_data
+    from harness.stages.finetune import FinetuneStage
+    from harness.train.multitask import COMBINERS
+
+    data = multitask_data(data_dir)
+    for name, rule in COMBINERS.items():
+        spec = (
+            FinetuneStage(finetune="sts")
+            if rule.single
+            else FinetuneStage(finetune="multitask", combiner=name)
+        )
+        stage = spec.build(object(), RunConfig(batch_size=32), data)
+        assert stage.combine == rule.backward == ("pcgrad" if name == "pcgrad" else "sum")
+        steps = stage.make_batches(random.Random(0))
+        tasks = {task for step in steps for task in step}
+        assert tasks == ({"sts"} if rule.single else {"sst", "quora", "sts"})

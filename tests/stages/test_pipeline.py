@@ -1,0 +1,121 @@
+"""Stage pipelines written in a study YAML: each stage trains in order with its own settings, `repeat`
+groups expand, the logged form reads back, and impossible stages are refused with one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.errors import HarnessError
+from harness.run_spec import resolve_run
+from harness.runner import run_study
+from harness.study_spec import load_study
+from harness.tracking import Tracker
+from tests.helpers import child_runs, harness, tiny_study
+
+THREE_STAGES = [
+    {"contrastive": "sup_quora", "limit": 40, "batch_size": 4, "max_steps": 2, "lr": 1e-3},
+    {
+        "contrastive": "unsup",
+        "data": ["sst", "sts"],
+        "limit": 64,
+        "batch_size": 8,
+        "max_steps": 3,
+        "lr": 5e-4,
+    },
+    {"finetune": "multitask", "max_steps": 4},
+]
+
+
+def test_three_stages_from_yaml_train_in_order_with_their_own_settings(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="three-stages", method="pipeline",
+                      stages=THREE_STAGES, lr=2e-5, batch_size=4, warmup_ratio=0.0,
+                      eval_every=100)  # fmt: skip
+    run_study(load_study(path), progress=False)
+    (run,) = child_runs("three-stages")
+    assert run.info.status == "FINISHED"
+    client = Tracker().client
+    history = sorted(client.get_metric_history(run.info.run_id, "train.stage"), key=lambda m: m.step)
+    stage = [m.value for m in history]
+    lrs = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "train.lr")}
+    assert stage == [0, 0, 1, 1, 1, 2, 2, 2, 2]  # in order, each with its own step budget
+    assert run.data.metrics["train.steps"] == 9
+    # no warm-up, linear decay per stage: after a stage's first of n steps, lr * (n - 1) / n
+    assert lrs[1] == pytest.approx(1e-3 * 1 / 2)
+    assert lrs[3] == pytest.approx(5e-4 * 2 / 3)
+    assert lrs[6] == pytest.approx(2e-5 * 3 / 4)  # the run's lr where the stage sets none
+    assert "dev.overall" in run.data.metrics  # a fine-tuning stage: scored on the CS224N dev sets
+    config = client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path))
+    logged = yaml.safe_load(Path(config).read_text())
+    assert [list(s)[0] for s in logged["stages"]] == ["contrastive", "contrastive", "finetune"]
+
+
+def test_a_contrastive_only_pipeline_is_scored_on_sts() -> None:
+    run = resolve_run({"method": "pipeline", "stages": [{"contrastive": "unsup"}]})
+    assert run.objective.name == "sts" and run.method.trained_tasks(run.params) == ()
+
+
+def test_repeat_groups_expand_and_the_logged_form_reads_back() -> None:
+    stages = [
+        {"contrastive": "sup_nli", "epochs": 3},
+        {"repeat": 2, "stages": [{"contrastive": "sup_quora"}, {"contrastive": "unsup", "data": ["sst"]}]},
+        {"finetune": "sst"},
+    ]
+    run = resolve_run({"method": "pipeline", "stages": stages})
+    expanded = run.method.pipeline(run.params)
+    assert [(s.kind, s.variety) for s in expanded] == [
+        ("contrastive", "sup_nli"),
+        *[("contrastive", "sup_quora"), ("contrastive", "unsup")] * 2,
+        ("finetune", "sst"),
+    ]
+    logged = run.flat()["stages"]
+    assert logged[0] == {"contrastive": "sup_nli", "epochs": 3, "temperature": 0.05,
+                         "hard_negative_weight": 0.0, "length_grouping": False}  # fmt: skip
+    again = resolve_run({"method": "pipeline", **run.flat()})
+    assert again.params == run.params
+    assert run.method.trained_tasks(run.params) == ("sst",)
+
+
+REFUSED = [
+    ([{"contrastive": "unsup", "finetune": "sst"}], "a stage names exactly one kind"),
+    ([{"contrastiv": "unsup"}], "a stage names exactly one kind"),
+    (["unsup"], "a stage is a mapping"),
+    ([{"contrastive": "unsup", "quora_negatives": False}], "'quora_negatives' is not read by a 'unsup'"),
+    ([{"finetune": "sst", "combiner": "pcgrad"}], "'combiner' is not read by a single-task stage"),
+    ([{"finetune": "multitask", "combiner": "single"}], "combiner 'single' is written finetune: sst"),
+    ([{"fusion": "multitask", "combiner": "pcgrad"}], "combiner 'pcgrad' cannot be used with fusion"),
+    ([{"repeat": 2, "epochs": 2, "stages": [{"finetune": "sst"}]}], "'epochs' is not read by a repeat group"),
+    ([], "stages"),
+]
+
+
+@pytest.mark.parametrize(("stages", "message"), REFUSED, ids=lambda x: str(x)[:40])
+def test_impossible_stages_are_refused_with_one_line(stages: list, message: str) -> None:
+    with pytest.raises(HarnessError, match="^config: ") as error:
+        resolve_run({"method": "pipeline", "stages": stages})
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"sentiment_head": "mlp"}, "'sentiment_head' is not read without a finetune or fusion stage"),
+        ({"mlp_projection": False, "stages": [{"finetune": "sst"}]}, "'mlp_projection' is not read without"),
+    ],
+)
+def test_method_fields_no_stage_reads_are_refused(fields: dict, message: str) -> None:
+    with pytest.raises(HarnessError, match=message):
+        resolve_run({"method": "pipeline", "stages": [{"contrastive": "unsup"}], **fields})
+
+
+def test_a_refused_stage_exits_2_with_one_line(tmp_path: Path) -> None:
+    base = {"method": "pipeline", "stages": [{"fusion": "multitask", "combiner": "pcgrad"}]}
+    path = tmp_path / "refused-stage.yaml"
+    path.write_text(yaml.safe_dump({"name": "refused-stage", "base": base, "profiles": {"paper": {}}}))
+    out = harness("run-study", str(path))
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "cannot be used with fusion" in out.stderr
