@@ -12,3 +12,6 @@ TextVariant = Literal["senteval", "raw"]
 POOLINGS: tuple[str, ...] = get_args(Pooling)
 PRECISIONS: tuple[str, ...] = get_args(Precision)
 TEXT_VARIANTS: tuple[str, ...] = get_args(TextVariant)
+
+# SentEval's transfer presets: the number of cross-validation folds (senteval.py "prototyping" / "default").
+TRANSFER_FOLDS: dict[str, int] = {"prototyping": 5, "default": 10}

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS
+from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS, TRANSFER_FOLDS
 from harness.errors import HarnessError
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -94,9 +94,7 @@ def worker_cmd(
 @click.option("--tasks", help="comma-separated tasks, e.g. STS12,STSBenchmark,MR,MRPC,AlignUniform")
 @click.option("--suite", help="task set: sts (default), transfer, full (see `harness tasks`)")
 @click.option("--text", default="senteval", show_default=True, type=click.Choice(TEXT_VARIANTS))
-@click.option(
-    "--preset", default="prototyping", show_default=True, type=click.Choice(["prototyping", "default"])
-)
+@click.option("--preset", default="prototyping", show_default=True, type=click.Choice(list(TRANSFER_FOLDS)))
 @click.option("--json", "json_path", help="write the results as JSON to this file")
 @click.option("--mlflow", "to_mlflow", is_flag=True, help="log the results into an MLflow run")
 @click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
@@ -218,19 +216,34 @@ def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
     os.execv(sys.executable, cmd)
 
 
+def _summary(cls: type) -> str:
+    doc = sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _fields(model: type) -> str:
+    shown = (
+        f"{f.alias or k}={f.get_default(call_default_factory=True)!r}" if not f.is_required() else k
+        for k, f in model.model_fields.items()
+    )
+    return ", ".join(shown) or "-"
+
+
 @cli.command("methods")
 def methods_cmd() -> None:
-    """List the registered methods and their parameters."""
-    from harness.registry import get_method, method_names
+    """List the registered methods, stage kinds and objectives with their fields."""
+    from harness.objectives.registry import OBJECTIVES
+    from harness.registry import METHODS
+    from harness.stages.registry import STAGES
 
-    for name in method_names():
-        cls = get_method(name)
-        fields = ", ".join(
-            f"{f.alias or k}={f.get_default(call_default_factory=True)!r}"
-            for k, f in cls.Params.model_fields.items()
-        )
-        summary = (cls.__module__ and sys.modules[cls.__module__].__doc__ or "").strip().splitlines()[0]
-        click.echo(f"{name:10s} {summary}\n{'':10s} params: {fields or '-'}")
+    for name, cls in METHODS.entries().items():
+        click.echo(f"{name:17s} {_summary(cls)}\n{'':17s} params: {_fields(cls.Params)}")
+    click.echo("\nstage kinds (method: pipeline, stages: [{KIND: VARIETY, field: value, ...}]):")
+    for name, cls in STAGES.entries().items():
+        click.echo(f"{name:17s} {_summary(cls)}\n{'':17s} fields: {_fields(cls)}")
+    click.echo("\nobjectives (a method names one; objective_metric picks its dev score):")
+    for name, cls in OBJECTIVES.entries().items():
+        click.echo(f"{name:17s} {_summary(cls)}")
 
 
 @cli.command("studies")

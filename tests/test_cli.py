@@ -39,5 +39,9 @@ def test_bad_input_is_one_line_and_writes_nothing(
 def test_methods_and_studies_are_listed() -> None:
     methods = harness("methods").stdout
     assert "scl" in methods and "lambda=0.5" in methods and "sbert" in methods
+    stage_kinds = methods.split("stage kinds")[1]
+    for kind in ("contrastive", "finetune", "fusion", "repeat", "combiner='average'"):
+        assert kind in stage_kinds
+    assert all(f"\n{name} " in methods for name in ("sts", "multitask", "ensemble"))  # objectives
     studies = harness("studies").stdout
     assert "lambda_tau_sweep" in studies and "smoke" in studies and "30 trials" in studies

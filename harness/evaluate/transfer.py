@@ -23,10 +23,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
+from harness.choices import TRANSFER_FOLDS
 from harness.data.transfer import BINARY_FILES, Labelled
 
 SEED = 1111
-PRESETS = {"prototyping": 5, "default": 10}
+PRESETS = TRANSFER_FOLDS
 INNER_GRID = [2.0**t for t in range(-2, 4)]
 KFOLD_GRID = [2.0**t for t in range(-1, 6)]
 SPLIT_GRID = [2.0**t for t in range(-2, 4)]

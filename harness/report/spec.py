@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import HarnessError
+from harness.evaluate.registry import aggregates
 
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 
@@ -51,16 +52,14 @@ class ReportSpec(BaseModel):
     figures: list[Heatmap] = Field(default_factory=list)
 
 
-DEFAULT_COLUMNS = {
-    "STS12": "STS12.spearman",
-    "STS13": "STS13.spearman",
-    "STS14": "STS14.spearman",
-    "STS15": "STS15.spearman",
-    "STS16": "STS16.spearman",
-    "STS-B": "STSBenchmark.spearman",
-    "SICK-R": "SICKRelatedness.spearman",
-    "Avg.": "STS.avg",
-}
+SHORT_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}  # as SimCSE's tables print them
+
+
+def default_columns(aggregate: str = "STS.avg") -> dict[str, str]:
+    """The members of an aggregate (as declared in the task registry) and the aggregate, as columns."""
+    declared = aggregates()[aggregate]
+    members = {SHORT_NAMES.get(t, t): f"{t}.{declared.score}" for t in declared.members}
+    return {**members, "Avg.": aggregate}
 
 
 def load_spec(study: str, metrics: list[str] | None = None) -> ReportSpec:
@@ -68,8 +67,8 @@ def load_spec(study: str, metrics: list[str] | None = None) -> ReportSpec:
     dev scores) when `reports/<study>.yaml` does not exist."""
     path = REPORTS_DIR / f"{study}.yaml"
     if not path.is_file():
-        columns = DEFAULT_COLUMNS
-        if metrics is not None and not set(DEFAULT_COLUMNS.values()) <= set(metrics):
+        columns = default_columns()
+        if metrics is not None and not set(columns.values()) <= set(metrics):
             columns = {m: m for m in sorted(metrics) if m.startswith("dev.") and not m.endswith(".best")}
         table = RunsTable(name="results", kind="runs", label="trial {trial}", columns=columns,
                           caption="Scores of each finished trial.")  # fmt: skip
