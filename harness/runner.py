@@ -49,8 +49,6 @@ optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failure
 def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
     """Fail before anything is written when evaluation data, models or training sets cannot be loaded."""
     runs = study.grid_runs()
-    for run in {(run.objective, run.settings.text_variant): run for run in runs}.values():
-        run.objective.preflight(run, data_dir)
     for model in {run.settings.model for run in runs if run.method.needs_encoder}:
         try:
             AutoConfig.from_pretrained(resolve_model_name(model))
@@ -60,6 +58,7 @@ def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
                 "use a local directory or all-MiniLM-L6-v2 when offline"
             ) from None
     for run in {json.dumps(run.flat(), sort_keys=True, default=str): run for run in runs}.values():
+        run.objective.preflight(run, data_dir)  # evaluation data (loaders cache what they read)
         run.method.load_train_data(run, DataSources(data_dir, tracking_uri))
 
 

@@ -12,8 +12,10 @@ Each stage has its own data, epochs, lr, batch size and step budget (unset: the 
 methods contrastive_first, supervised_first, fusion, multitask, frozen, unsup_simcse and sup_simcse are
 presets: their flat fields translate into such a list (`PipelineMethod.pipeline`).
 
-The method builds the CS224N heads when a stage trains them (then it is scored on the CS224N dev sets,
-otherwise on STS) and SimCSE's projection (Linear + Tanh, training only) when a stage is contrastive.
+The method builds the CS224N heads when a stage trains them, SimCSE's projection (Linear + Tanh, training
+only) when a stage is contrastive, and the modules a stage brings (a GLUE task's head). It is scored by
+its stages' objective: the CS224N dev sets after `finetune` / `fusion`, the GLUE task's dev split after
+`glue`, STS when every stage is contrastive.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class PipelineMethod(TaskMethod):
 
     @classmethod
     def objective_name(cls, params: Any) -> str:
-        return "multitask" if any(s.needs_heads for s in cls.pipeline(params)) else "sts"
+        """The objective of its scored stages (CS224N fine-tuning, GLUE), or STS for contrastive ones."""
+        return next((s.objective for s in cls.pipeline(params) if s.objective), "sts")
 
     @classmethod
     def trained_tasks(cls, params: Any) -> tuple[str, ...]:
@@ -73,6 +76,10 @@ class PipelineMethod(TaskMethod):
         if any(s.needs_projection for s in self.specs) and params.mlp_projection:
             hidden = encoder.hidden_size
             self.projection = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+        for spec in self.specs:
+            for name, module in spec.modules(encoder.hidden_size).items():
+                if name not in self._modules:
+                    self.add_module(name, module)
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> PipelineData:
@@ -96,6 +103,12 @@ class PipelineParams(HeadParams):
     @model_validator(mode="after")
     def _fields_the_stages_read(self) -> PipelineParams:
         stages = expand(self.stages)
+        objectives = sorted({s.objective for s in stages if s.objective})
+        if len(objectives) > 1:
+            raise ValueError(
+                f"stages scored by different objectives ({', '.join(objectives)}) cannot share a pipeline; "
+                "split them into variants"
+            )
         if not any(s.needs_heads for s in stages):
             heads = set(HeadParams.model_fields) - {"quora_train"}
             refuse_set(self, heads, "without a finetune or fusion stage")

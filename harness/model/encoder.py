@@ -109,3 +109,11 @@ class Encoder(nn.Module):
     def embed(self, sentences: Sequence[str]) -> torch.Tensor:
         """Tokenize and encode one batch of sentences (grad follows the caller's mode)."""
         return self(self.tokenize(sentences))
+
+    def embed_pairs(self, first: Sequence[str], second: Sequence[str]) -> torch.Tensor:
+        """Encode sentence pairs jointly, `[CLS] a [SEP] b [SEP]` with segment ids (BERT's sentence-pair
+        input, Devlin et al. 2019, 3.2), pooled as configured; the pair is truncated at max_length,
+        longest first."""
+        batch = self.tokenizer(list(first), list(second), padding=True, truncation="longest_first",
+                               max_length=self.max_length, return_tensors="pt")  # fmt: skip
+        return self({k: v.to(self.device, non_blocking=True) for k, v in batch.items()})

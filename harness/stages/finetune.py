@@ -1,7 +1,7 @@
 """`finetune` stages: the CS224N tasks (SST-5, Quora, STS) on the method's heads. `finetune: multitask`
 trains all three with a combiner (harness.train.multitask: average, batch / epoch round robin, PCGrad);
 `finetune: sst` (or quora, sts) trains that task alone. `heads_only` freezes the encoder (Phillips'
-"pretrain" baseline)."""
+"pretrain" baseline). A pipeline with such a stage is scored on the CS224N dev sets."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class TaskStage(StageSpec):
     """Fields of a stage that trains the task heads; the kind's own key names the tasks."""
 
     needs_heads = True
+    objective = "multitask"
 
     combiner: Combiner = Field("average", description="finetune: multitask only")
     heads_only: bool = Field(False, description="freeze the encoder, train only the heads")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, model_serializer
+from torch import nn
 
 from harness.registry import Registry
 
@@ -28,11 +29,16 @@ class StageSpec(BaseModel):
     kind: ClassVar[str] = ""
     needs_heads: ClassVar[bool] = False  # the method must build the CS224N task heads
     needs_projection: ClassVar[bool] = False  # the method must build SimCSE's projection
+    objective: ClassVar[str | None] = None  # how a pipeline ending in such stages is scored (None: STS)
 
     epochs: int | None = Field(None, gt=0, description="unset: the run's epochs")
     lr: float | None = Field(None, gt=0, description="unset: the run's lr")
     batch_size: int | None = Field(None, gt=1, description="unset: the run's batch_size")
     max_steps: int | None = Field(None, ge=0, description="step budget; 0: none; unset: the run's max_steps")
+
+    def modules(self, hidden: int) -> dict[str, nn.Module]:
+        """Modules of its own this stage trains (added to the method by name, once)."""
+        return {}
 
     def unread(self) -> set[str]:
         """Fields this stage's variety does not read (left out of its logged form)."""

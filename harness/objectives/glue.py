@@ -1,0 +1,78 @@
+"""`glue`: a GLUE task's dev split (test labels are not public), scored as GLUE reports it (Wang et al.,
+2018), x 100: Matthews correlation for CoLA, F1 and accuracy for MRPC, Pearson and Spearman for STS-B,
+accuracy for the others (F1: the positive class 1, as GLUE). The task is that of the pipeline's last
+`glue` stage; the dev score is the task's first metric unless `objective_metric` names another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from scipy.stats import pearsonr, spearmanr
+from sklearn.metrics import f1_score, matthews_corrcoef
+
+from harness.data.glue import GlueSplit, glue_task, read_glue
+from harness.objectives.registry import Objective, register_objective
+from harness.stages.glue import glue_outputs
+
+
+def glue_stage_task(run: Any) -> str:
+    return [s.glue for s in run.method.pipeline(run.params) if s.kind == "glue"][-1]
+
+
+def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[str, float]:
+    """Every metric of `task` x 100 (`predictions`: class indices, or scores for regression)."""
+    metric = {
+        "acc": lambda: float(np.mean(predictions == gold)),
+        "f1": lambda: float(f1_score(gold, predictions)),
+        "mcc": lambda: float(matthews_corrcoef(gold, predictions)),
+        "pearson": lambda: float(pearsonr(predictions, gold).statistic),
+        "spearman": lambda: float(spearmanr(predictions, gold).statistic),
+    }
+    return {f"{task}.{name}": 100 * metric[name]() for name in glue_task(task).metrics}
+
+
+@torch.inference_mode()
+def glue_predictions(method: Any, task: str, split: GlueSplit, batch_size: int) -> np.ndarray:
+    was_training = method.training
+    method.eval()
+    try:
+        outputs = [glue_outputs(method, task, split, list(range(start, min(start + batch_size, len(split)))))
+                   for start in range(0, len(split), batch_size)]  # fmt: skip
+    finally:
+        method.train(was_training)
+    stacked = torch.cat(outputs).float().cpu()
+    return stacked[:, 0].numpy() if glue_task(task).labels is None else stacked.argmax(-1).numpy()
+
+
+@register_objective("glue")
+class GlueObjective(Objective):
+    @classmethod
+    def metric_choices(cls, run: Any) -> tuple[str, ...]:
+        task = glue_stage_task(run)
+        return tuple(f"{task}.{m}" for m in glue_task(task).metrics)
+
+    @property
+    def task(self) -> str:
+        return glue_stage_task(self.run)
+
+    def scores(self) -> tuple[dict[str, float], np.ndarray]:
+        dev = read_glue(self.data_dir, self.task, "dev")
+        predictions = glue_predictions(self.method, self.task, dev, self.run.settings.eval_batch_size)
+        return glue_scores(self.task, predictions, dev.targets), predictions
+
+    def dev(self) -> float:
+        return self.scores()[0][self.metric]
+
+    def final(self) -> tuple[dict[str, float], dict[str, Any]]:
+        scores, predictions = self.scores()
+        return {f"dev.{k}": v for k, v in scores.items()}, {
+            "scores": scores,
+            "predictions": predictions.tolist(),
+        }
+
+    @classmethod
+    def preflight(cls, run: Any, data_dir: Path) -> None:
+        read_glue(data_dir, glue_stage_task(run), "dev")
