@@ -91,7 +91,13 @@ class PipelineMethod(TaskMethod):
         return data.tasks
 
     def stages(self, config: Any, data: PipelineData) -> list[Stage]:
-        return [spec.build(self, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
+        """The loop's stages; with a task objective, only the stages that train for it are dev-scored
+        (and the last, whatever it is)."""
+        objective = next((s.objective for s in self.specs if s.objective), None)
+        stages = [spec.build(self, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
+        for spec, stage in zip(self.specs, stages, strict=True):
+            stage.scored = objective is None or spec.objective == objective
+        return stages
 
 
 class PipelineParams(HeadParams):

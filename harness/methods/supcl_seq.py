@@ -72,7 +72,7 @@ class SupCLSeq(TaskMethod):
         p = self.params
         return [
             Stage("supcon-views", sst, [lambda rows: self.views_loss(rows, data)], config.epochs, config.lr,
-                  config.max_steps),
+                  config.max_steps, scored=False),  # the classifier is still random: never the best
             Stage("linear-probe", sst, [lambda rows: self.classifier_loss(rows, data)], p.classifier_epochs,
                   p.classifier_lr, config.max_steps, trainable=lambda: list(self.sentiment.parameters())),
         ]  # fmt: skip

@@ -37,7 +37,9 @@ class TrainingDiverged(HarnessError):
 class Stage:
     """One phase of a method. `updates` are loss functions (one optimizer step each per batch); a loss
     dict holds the total under "loss", parts to log, and for `combine: pcgrad` the per-task losses under
-    "task_losses" (a stacked tensor)."""
+    "task_losses" (a stacked tensor). A stage that does not train what the objective scores (contrastive
+    pre-training before task fine-tuning: the task heads are still random) is not `scored`, so its
+    weights can never be kept as the best checkpoint."""
 
     name: str
     make_batches: Callable[[random.Random], Sequence[Any]]
@@ -47,6 +49,7 @@ class Stage:
     max_steps: int | None = None
     trainable: Callable[[], list[nn.Parameter]] | None = None
     combine: Literal["sum", "pcgrad"] = "sum"
+    scored: bool = True  # dev-evaluated (every eval_every steps and at its end); the last stage always is
 
 
 class LoopSettings(Protocol):
@@ -146,7 +149,7 @@ def train(
                 bar.set_postfix(postfix)
                 sums, since_log = {}, 0
             last = index == len(stages) - 1 and stage_step == total
-            if step % config.eval_every == 0 or stage_step == total:
+            if last or (stage.scored and (step % config.eval_every == 0 or stage_step == total)):
                 score = dev_score()
                 if score > best:
                     best, best_step = score, step

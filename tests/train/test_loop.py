@@ -1,0 +1,48 @@
+"""The training loop's dev evaluations: scored stages every `eval_every` steps and at their end; a stage
+that is not scored never (its weights cannot become the kept checkpoint), except when it is the last."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from harness.train.loop import Stage, train
+
+
+@dataclass
+class Settings:
+    seed: int = 0
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.0
+    max_grad_norm: float = 1.0
+    log_every: int = 1
+    eval_every: int = 1
+    keep_best: bool = True
+
+
+def _stage(name: str, steps: int, model: nn.Module, scored: bool) -> Stage:
+    loss = lambda batch: {"loss": (model.weight.sum() - 1.0) ** 2}  # noqa: E731
+    return Stage(name, lambda rng: [[0]] * steps, [loss], lr=0.1, scored=scored)
+
+
+def _evaluated_steps(scored: tuple[bool, bool]) -> tuple[list[int], float]:
+    torch.manual_seed(0)
+    model = nn.Linear(2, 1)
+    evaluated: list[int] = []
+    scores = iter([5.0, 4.0, 3.0, 2.0, 1.0])  # the first evaluation is the best
+    stages = [_stage("a", 3, model, scored[0]), _stage("b", 2, model, scored[1])]
+    outcome = train(model, stages, Settings(), torch.device("cpu"), None, lambda: next(scores),
+                    on_metrics=lambda step, m: None, on_dev=lambda step, s: evaluated.append(step),
+                    progress=False)  # fmt: skip
+    return evaluated, outcome.best_step
+
+
+def test_an_unscored_stage_is_not_evaluated_and_cannot_be_the_best_checkpoint() -> None:
+    assert _evaluated_steps((True, True)) == ([1, 2, 3, 4, 5], 1)
+    assert _evaluated_steps((False, True)) == ([4, 5], 4)
+
+
+def test_the_last_stage_is_always_evaluated() -> None:
+    assert _evaluated_steps((True, False)) == ([1, 2, 3, 5], 1)
