@@ -9,6 +9,7 @@ of every variant before anything runs."""
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -133,7 +134,9 @@ def find_study_file(name_or_path: str) -> Path:
     if candidate.is_file():
         return candidate
     known = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
-    raise HarnessError(f"no study {name_or_path!r}; known studies: {', '.join(known)} (or give a .yaml path)")
+    close = difflib.get_close_matches(name_or_path, known, n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(close)}?" if close else f"known studies: {', '.join(known)}"
+    raise HarnessError(f"no study {name_or_path!r}; {hint} (or give a .yaml path; see `harness studies`)")
 
 
 def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:

@@ -14,7 +14,7 @@ from tests.helpers import harness
     [
         (
             ["run-study", "lambda_tau_swep"],
-            "error: no study 'lambda_tau_swep'; known studies: lambda_tau_sweep",
+            "error: no study 'lambda_tau_swep'; did you mean lambda_tau_sweep?",
         ),
         (["run-study", "lambda_tau_sweep", "--profile", "gpu"], "error: "),
         (

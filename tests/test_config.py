@@ -63,7 +63,7 @@ def test_invalid_yaml_names_the_field(tmp_path: Path, yaml_text: str, message: s
 def test_unknown_profile_and_study(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"no profile 'gpu'; choose one of p"):
         load_study(write(tmp_path, BASE), "gpu")
-    with pytest.raises(HarnessError, match=r"no study 'lambda_tau_swep'; known studies: .*lambda_tau_sweep"):
+    with pytest.raises(HarnessError, match=r"no study 'lambda_tau_swep'; did you mean lambda_tau_sweep\?"):
         load_study("lambda_tau_swep")
 
 
