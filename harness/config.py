@@ -53,4 +53,5 @@ def one_line_error(error: ValidationError, where: str) -> HarnessError:
     if not first["loc"]:
         return HarnessError(f"{where}: {first['msg'].removeprefix('Value error, ')}")
     field = ".".join(str(p) for p in first["loc"])
-    return HarnessError(f"{where}: field '{field}': {first['msg']} (got {first.get('input')!r})")
+    message = first["msg"].removeprefix("Value error, ")
+    return HarnessError(f"{where}: field '{field}': {message} (got {first.get('input')!r})")

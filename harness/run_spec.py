@@ -56,7 +56,7 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
         params = method.Params.model_validate(own)
     except ValidationError as exc:
         first = exc.errors()[0]
-        if first["type"] == "extra_forbidden":
+        if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
             name, method_name = first["loc"][0], settings.method
             raise HarnessError(
                 f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'"

@@ -75,8 +75,11 @@ def read_glue(data_dir: Path, name: str, split: str) -> GlueSplit:
     with path.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     header, body = (rows[0], rows[1:]) if task.header else ([], rows)
-    column = {key: header.index(key) if isinstance(key, str) else key
-              for key in (task.first, task.second, task.label) if key is not None}  # fmt: skip
+    named = [key for key in (task.first, task.second, task.label) if key is not None]
+    missing = [key for key in named if isinstance(key, str) and key not in header]
+    if missing:
+        raise HarnessError(f"{path}: no column {missing[0]!r} in its header; is it the GLUE {name} file?")
+    column = {key: header.index(key) if isinstance(key, str) else key for key in named}
     first, second, targets = [], [], []
     for line, row in enumerate(body, start=2 if task.header else 1):
         if len(row) <= max(column.values()):

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from harness.fields import Sources, Strict, refuse_set
+from harness.stages.contrastive import IGNORED
 from harness.train.multitask import Combiner
 
 
@@ -88,11 +89,7 @@ class ContrastiveStageParams(SimCSEParams, ContrastiveDataParams, UnsupDataParam
 
     @model_validator(mode="after")
     def _fields_of_the_kind(self) -> ContrastiveStageParams:
-        ignored = {
-            "unsup": {"quora_negatives", "hard_negative_weight"},
-            "sup_quora": {"contrastive_data", "hard_negative_weight"},
-            "sup_nli": {"contrastive_data", "quora_negatives"},
-        }[self.contrastive]
+        ignored = {"contrastive_data" if f == "data" else f for f in IGNORED[self.contrastive]}
         refuse_set(self, ignored, f"by a '{self.contrastive}' contrastive stage")
         return self
 

@@ -91,12 +91,14 @@ class PipelineMethod(TaskMethod):
         return data.tasks
 
     def stages(self, config: Any, data: PipelineData) -> list[Stage]:
-        """The loop's stages; with a task objective, only the stages that train for it are dev-scored
-        (and the last, whatever it is)."""
-        objective = next((s.objective for s in self.specs if s.objective), None)
+        """The loop's stages; with a task objective, the stages before the first one that trains for it
+        (pre-training, the task heads still random) are not dev-scored."""
         stages = [spec.build(self, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
+        trained = not any(spec.objective for spec in self.specs)  # all contrastive: every stage is scored
         for spec, stage in zip(self.specs, stages, strict=True):
-            stage.scored = objective is None or spec.objective == objective
+            trained = trained or spec.objective is not None
+            stage.scored = trained  # from the first stage that trains for the objective on
+            stage.first_epoch = spec.first_epoch(config)
         return stages
 
 
@@ -115,9 +117,13 @@ class PipelineParams(HeadParams):
                 f"stages scored by different objectives ({', '.join(objectives)}) cannot share a pipeline; "
                 "split them into variants"
             )
+        if len({s.glue for s in stages if s.kind == "glue"}) > 1:
+            raise ValueError("glue stages on different tasks cannot share a pipeline; one task per variant")
         if not any(s.needs_heads for s in stages):
             heads = set(HeadParams.model_fields) - {"quora_train"}
             refuse_set(self, heads, "without a finetune or fusion stage")
+        if not any(s.reads_quora() for s in stages):
+            refuse_set(self, {"quora_train"}, "without a stage that trains on Quora")
         if not any(s.needs_projection for s in stages):
             refuse_set(self, {"mlp_projection"}, "without a contrastive or fusion stage")
         return self

@@ -14,6 +14,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import f1_score, matthews_corrcoef
 
 from harness.data.glue import GlueSplit, glue_task, read_glue
+from harness.device import autocast
 from harness.objectives.registry import Objective, register_objective
 from harness.stages.glue import glue_outputs
 
@@ -35,12 +36,17 @@ def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[st
 
 
 @torch.inference_mode()
-def glue_predictions(method: Any, task: str, split: GlueSplit, batch_size: int) -> np.ndarray:
+def glue_predictions(
+    method: Any, task: str, split: GlueSplit, batch_size: int, amp_dtype: torch.dtype | None = None
+) -> np.ndarray:
+    """Class indices (or scores) for every example, in eval mode, under the trial's autocast dtype."""
     was_training = method.training
     method.eval()
     try:
-        outputs = [glue_outputs(method, task, split, list(range(start, min(start + batch_size, len(split)))))
-                   for start in range(0, len(split), batch_size)]  # fmt: skip
+        with autocast(method.encoder.device, amp_dtype):
+            starts = range(0, len(split), batch_size)
+            outputs = [glue_outputs(method, task, split, list(range(i, min(i + batch_size, len(split)))))
+                       for i in starts]  # fmt: skip
     finally:
         method.train(was_training)
     stacked = torch.cat(outputs).float().cpu()
@@ -60,7 +66,8 @@ class GlueObjective(Objective):
 
     def scores(self) -> tuple[dict[str, float], np.ndarray]:
         dev = read_glue(self.data_dir, self.task, "dev")
-        predictions = glue_predictions(self.method, self.task, dev, self.run.settings.eval_batch_size)
+        amp = self.encode.amp_dtype if self.encode is not None else None
+        predictions = glue_predictions(self.method, self.task, dev, self.run.settings.eval_batch_size, amp)
         return glue_scores(self.task, predictions, dev.targets), predictions
 
     def dev(self) -> float:

@@ -106,6 +106,9 @@ class ContrastiveStage(StageSpec):
     def unread(self) -> set[str]:
         return IGNORED[self.contrastive]
 
+    def reads_quora(self) -> bool:
+        return self.contrastive == "sup_quora" or (self.contrastive == "unsup" and "quora" in self.data)
+
     @classmethod
     def from_params(cls, kind: str, params: Any, **schedule: Any) -> ContrastiveStage:
         """The stage a preset's flat fields describe (`contrastive_data`, `contrastive_limit`, ...)."""

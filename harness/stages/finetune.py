@@ -45,6 +45,9 @@ class TaskStage(StageSpec):
             return cls(**{cls.kind: params.single_task}, **fields)
         return cls(**{cls.kind: "multitask"}, combiner=params.combiner, **fields)
 
+    def reads_quora(self) -> bool:
+        return "quora" in self.tasks
+
     @property
     def tasks(self) -> tuple[str, ...]:
         return TASKS if self.variety == "multitask" else (self.variety,)

@@ -37,6 +37,8 @@ class FusionStage(TaskStage):
 
     @model_validator(mode="after")
     def _no_projected_gradients(self) -> FusionStage:
+        if self.heads_only:
+            raise ValueError("heads_only cannot be used with fusion (its SimCSE step trains the encoder)")
         if COMBINERS[self.combiner].backward != "sum":
             raise ValueError(
                 f"combiner '{self.combiner}' cannot be used with fusion (its task and SimCSE steps are "

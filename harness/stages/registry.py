@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SerializeAsAny, model_serializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializeAsAny,
+    model_serializer,
+)
 from torch import nn
 
 from harness.registry import Registry
@@ -31,10 +39,20 @@ class StageSpec(BaseModel):
     needs_projection: ClassVar[bool] = False  # the method must build SimCSE's projection
     objective: ClassVar[str | None] = None  # how a pipeline ending in such stages is scored (None: STS)
 
+    _repetition: int = PrivateAttr(0)  # which pass of a `repeat` group this copy is
+
     epochs: int | None = Field(None, gt=0, description="unset: the run's epochs")
     lr: float | None = Field(None, gt=0, description="unset: the run's lr")
     batch_size: int | None = Field(None, gt=1, description="unset: the run's batch_size")
     max_steps: int | None = Field(None, ge=0, description="step budget; 0: none; unset: the run's max_steps")
+
+    def first_epoch(self, settings: Any) -> int:
+        """The epoch its shuffling starts at: a repeated stage's k-th pass goes on where the last ended."""
+        return self._repetition * self.schedule(settings)[0]
+
+    def reads_quora(self) -> bool:
+        """Whether the stage reads the Quora training pairs (`quora_train`)."""
+        return False
 
     def modules(self, hidden: int) -> dict[str, nn.Module]:
         """Modules of its own this stage trains (added to the method by name, once)."""

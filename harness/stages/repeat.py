@@ -1,7 +1,8 @@
 """`repeat` groups: `{repeat: 5, stages: [{contrastive: sup_quora}, {contrastive: unsup, data: [sst]}]}`
 trains the listed stages in order, 5 times over: an epoch of each in turn when each has one epoch (Chen
 4.1: "In each epoch, this is followed by unsupervised training on the other 2 datasets sequentially").
-Each repetition of a stage is a stage of its own (fresh optimizer, its own warm-up and decay)."""
+Each repetition of a stage is a stage of its own (fresh optimizer, its own warm-up and decay) whose
+batches are shuffled as the next epochs of that stage, not as its first ones again."""
 
 from __future__ import annotations
 
@@ -26,7 +27,16 @@ class RepeatStages(StageSpec):
         return self
 
     def expand(self) -> list[StageSpec]:
-        return [stage for _ in range(self.repeat) for entry in self.stages for stage in entry.expand()]
+        """The group's stages `repeat` times; each pass is a copy that knows its number, so its shuffling
+        goes on from the previous pass's epochs instead of repeating their batch order."""
+        inner = [stage for entry in self.stages for stage in entry.expand()]
+        passes = []
+        for number in range(self.repeat):
+            for stage in inner:
+                copy = stage.model_copy()
+                copy._repetition = stage._repetition * self.repeat + number
+                passes.append(copy)
+        return passes
 
     def load(self, run: Any, sources: Any) -> Any:
         raise TypeError("a repeat group is expanded into its stages before loading")

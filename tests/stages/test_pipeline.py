@@ -89,6 +89,10 @@ REFUSED = [
     ([{"finetune": "multitask", "combiner": "single"}], "combiner 'single' is written finetune: sst"),
     ([{"fusion": "multitask", "combiner": "pcgrad"}], "combiner 'pcgrad' cannot be used with fusion"),
     ([{"repeat": 2, "epochs": 2, "stages": [{"finetune": "sst"}]}], "'epochs' is not read by a repeat group"),
+    ([{"fusion": "multitask", "heads_only": True}], "heads_only cannot be used with fusion"),
+    ([{"glue": "RTE"}, {"glue": "MRPC"}], "glue stages on different tasks cannot share a pipeline"),
+    ([{"glue": "RTE"}, {"finetune": "sst"}], "stages scored by different objectives (glue, multitask)"),
+    ([{"contrastive": "unsup", "epoch": 3}], "field 'stages.0.epoch': Extra inputs are not permitted"),
     ([], "stages"),
 ]
 
@@ -105,6 +109,10 @@ def test_impossible_stages_are_refused_with_one_line(stages: list, message: str)
     [
         ({"sentiment_head": "mlp"}, "'sentiment_head' is not read without a finetune or fusion stage"),
         ({"mlp_projection": False, "stages": [{"finetune": "sst"}]}, "'mlp_projection' is not read without"),
+        (
+            {"quora_train": "q.csv", "stages": [{"finetune": "sst"}]},
+            "'quora_train' is not read without a stage",
+        ),
     ],
 )
 def test_method_fields_no_stage_reads_are_refused(fields: dict, message: str) -> None:
@@ -119,3 +127,26 @@ def test_a_refused_stage_exits_2_with_one_line(tmp_path: Path) -> None:
     out = harness("run-study", str(path))
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "cannot be used with fusion" in out.stderr
+
+
+def test_each_pass_of_a_repeat_group_shuffles_as_the_next_epochs() -> None:
+    stages = [{"repeat": 3, "stages": [{"contrastive": "unsup", "epochs": 2}]}, {"finetune": "multitask"}]
+    run = resolve_run({"method": "pipeline", "stages": stages})
+    expanded = run.method.pipeline(run.params)
+    assert [s.first_epoch(run.settings) for s in expanded] == [0, 2, 4, 0]
+    again = resolve_run({"method": "pipeline", **run.flat()})  # read back from the logged form
+    assert [s.first_epoch(again.settings) for s in again.method.pipeline(again.params)] == [0, 2, 4, 0]
+
+
+@pytest.mark.parametrize(
+    ("method", "scored"), [("contrastive_first", [False, True]), ("supervised_first", [True, True])]
+)
+def test_stages_before_task_training_are_not_dev_scored(method: str, scored: list[bool], tiny_bert: Path,
+                                                        data_dir: Path) -> None:  # fmt: skip
+    from harness.methods.base import DataSources
+    from harness.model.encoder import Encoder
+
+    run = resolve_run({"method": method, "model": str(tiny_bert), "contrastive_limit": 16})
+    module = run.build(Encoder(str(tiny_bert), "mean", 32))
+    stages = module.stages(run.settings, module.load_train_data(run, DataSources(data_dir)))
+    assert [stage.scored for stage in stages] == scored

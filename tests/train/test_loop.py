@@ -46,3 +46,12 @@ def test_an_unscored_stage_is_not_evaluated_and_cannot_be_the_best_checkpoint() 
 
 def test_the_last_stage_is_always_evaluated() -> None:
     assert _evaluated_steps((True, False)) == ([1, 2, 3, 5], 1)
+
+
+def test_weight_decay_skips_biases_and_norm_weights() -> None:
+    from harness.train.loop import adamw
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3))
+    groups = adamw(list(model.parameters()), 1e-3, 0.01, torch.device("cpu")).param_groups
+    decayed = {id(p) for g in groups if g["weight_decay"] == 0.01 for p in g["params"]}
+    assert decayed == {id(model[0].weight)}
