@@ -72,3 +72,18 @@ def test_dropout_with_p_one_zeroes_everything() -> None:
     x = torch.randn(4, 8)
     assert torch.equal(dropout(x, module), module(x))
     assert not dropout(x, module).isnan().any()
+
+
+def test_sentence_pairs_are_encoded_jointly_with_segment_ids(tiny_bert: Path) -> None:
+    encoder = Encoder(str(tiny_bert), "mean", 32).eval()
+    first, second = (
+        ["a man plays a guitar .", "the cat sat ."],
+        ["someone plays music on a stage .", "a dog ran ."],
+    )
+    with torch.no_grad():
+        packed = encoder.embed_pairs(first, second)
+        encoder.packing = False
+        padded = encoder.embed_pairs(first, second)
+        joined = encoder.embed([f"{a} {b}" for a, b in zip(first, second, strict=True)])  # one segment
+    torch.testing.assert_close(packed, padded, atol=1e-5, rtol=1e-5)
+    assert packed.shape == (2, 32) and not torch.allclose(packed, joined, atol=1e-4)
