@@ -7,15 +7,23 @@ import torch.nn.functional as F
 
 
 def supcon(
-    features: torch.Tensor, labels: torch.Tensor, temperature: float = 0.1, normalize: bool = True
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    temperature: float = 0.1,
+    normalize: bool = True,
+    base_temperature: float | None = None,
 ) -> torch.Tensor:
     """L = mean over anchors i with |P(i)| > 0 of
         -1/|P(i)| sum_{p in P(i)} log( exp(z_i.z_p / tau) / sum_{a != i} exp(z_i.z_a / tau) )
 
-    over all B * V views z (L2-normalised unless `normalize` is False: SupCL-Seq uses the plain inner
-    product), where P(i) holds the other views with the same label (the
-    other dropout views of the same sentence included). Sedghamiz et al. (SupCL-Seq) feed V dropout views
-    of each sentence, e.g. dropout probabilities [0.0, 0.1, 0.2].
+    over all B * V views z, L2-normalised (SupCL-Seq footnote 2; `normalize: False` takes the raw inner
+    product), where P(i) holds the other views with the same label (the other dropout views of the same
+    sentence included). Sedghamiz et al. (SupCL-Seq) feed V dropout views of each sentence, e.g. dropout
+    probabilities [0.0, 0.1, 0.2]. SupCL-Seq eq. 2 writes a sum over anchors; Khosla et al.'s code and
+    SupCL-Seq's (hooman650/SupCL-Seq@320440f src/SupCsTrainer.py:212) average, as here. With
+    `base_temperature` the loss is scaled by tau / base_temperature, as that code does (line 211, its
+    SupConLoss default base_temperature=0.07, line 132); with AdamW a constant scale changes little
+    beyond gradient clipping.
 
     Args: features [B, V, d]; labels [B].
     """
@@ -30,4 +38,5 @@ def supcon(
     n_pos = positive.sum(dim=1)
     per_anchor = -torch.where(positive, log_prob, torch.zeros_like(log_prob)).sum(dim=1) / n_pos.clamp(min=1)
     has_pos = (n_pos > 0).float()
-    return (per_anchor * has_pos).sum() / has_pos.sum().clamp(min=1.0)
+    loss = (per_anchor * has_pos).sum() / has_pos.sum().clamp(min=1.0)
+    return loss * (temperature / base_temperature) if base_temperature else loss

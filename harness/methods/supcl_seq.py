@@ -1,7 +1,14 @@
-"""`supcl_seq`: SupCL-Seq (Sedghamiz et al., 2021). Stage 1: supervised contrastive loss (Khosla et al.)
-over several dropout views of each SST sentence, one view per probability in `views` (e.g. [0.0, 0.1,
-0.2]), sentences of the same sentiment as positives, tau 0.05 and the inner product as in the paper.
-Stage 2: the encoder is frozen and a linear classifier is trained with cross-entropy. Scored on SST-5 dev."""
+"""`supcl_seq`: SupCL-Seq (Sedghamiz et al., 2021). Stage 1: supervised contrastive loss (Khosla et al.,
+SupCL-Seq eq. 2) over dropout views of each SST sentence, sentences of the same sentiment as positives,
+tau 0.05, on the pooled [CLS] embedding L2-normalised (footnote 2; the authors' code the same,
+hooman650/SupCL-Seq@320440f src/SupCsTrainer.py:69, :91). Stage 2: the encoder is frozen and a linear
+classifier is trained with cross-entropy (section 2). Scored on SST-5 dev.
+
+Views: the paper forwards the batch N times, one view per listed dropout probability (section 2, Fig. 1:
+N = 2 with p = 0 and p = 0.1; the code's own docstring, SupCsTrainer.py:34, says the same). The
+authors' code adds one more view first, at the model's default dropout (SupCsTrainer.py:66, then one per
+entry of `w_drop_out`, :76): `default_view: true` reproduces that. Its loss is also scaled by
+tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon)."""
 
 from __future__ import annotations
 
@@ -24,7 +31,9 @@ from harness.train.multitask import schedule
 class SupCLSeqParams(SentimentHeadParams):
     views: Probabilities = Field(default_factory=lambda: [0.0, 0.1, 0.2], min_length=2)
     temperature: float = Field(0.05, gt=0)
-    normalize: bool = Field(False, description="cosine instead of the paper's inner product")
+    normalize: bool = Field(True, description="L2-normalise the views (footnote 2); false: raw inner product")
+    default_view: bool = Field(False, description="the authors' code: one more view at the model's dropout")
+    base_temperature: float | None = Field(None, gt=0, description="the authors' code: loss x tau / 0.07")
     classifier_epochs: int = Field(1, gt=0)
     classifier_lr: float = Field(1e-3, gt=0)
 
@@ -45,14 +54,15 @@ class SupCLSeq(TaskMethod):
 
     def views_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
         texts = [data.sst_train.texts[i] for i in rows]
+        p = self.params
         views = []
-        for probability in self.params.views:
+        for probability in ([self.default_dropout] if p.default_view else []) + list(p.views):
             self.encoder.set_dropout(probability)
             views.append(self.encoder.embed(texts))
         self.encoder.set_dropout(self.default_dropout)
         labels = torch.as_tensor(data.sst_train.labels[rows], device=views[0].device)
-        p = self.params
-        return {"loss": supcon(torch.stack(views, dim=1), labels, p.temperature, p.normalize)}
+        features = torch.stack(views, dim=1)
+        return {"loss": supcon(features, labels, p.temperature, p.normalize, p.base_temperature)}
 
     def classifier_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
         self.encoder.eval()

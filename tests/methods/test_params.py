@@ -63,3 +63,24 @@ def test_a_refused_study_exits_2_with_one_line(tmp_path: Path) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "combiner 'pcgrad' cannot be used with fusion" in lines[0], result.stderr
     assert not (tmp_path / ".harness").exists()
+
+
+def test_supcl_seq_defaults_follow_the_paper_and_the_authors_view_is_an_option(
+    tiny_bert: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.data.cs224n import multitask_data
+    from harness.model.encoder import Encoder
+
+    run = resolve_run({"method": "supcl_seq", "views": [0.0, 0.2]})
+    assert run.params.normalize is True and run.params.default_view is False  # footnote 2; section 2
+    assert run.params.base_temperature is None
+    for default_view, views in ((False, [0.0, 0.2]), (True, [0.1, 0.0, 0.2])):
+        run = resolve_run({"method": "supcl_seq", "views": [0.0, 0.2], "default_view": default_view})
+        method = run.build(Encoder(str(tiny_bert), "cls", 32))
+        seen: list[float] = []
+        real = method.encoder.set_dropout
+        monkeypatch.setattr(
+            method.encoder, "set_dropout", lambda p, seen=seen, real=real: (seen.append(p), real(p))
+        )
+        method.views_loss([0, 1, 2, 3], multitask_data(data_dir))
+        assert seen == [*views, 0.1]  # one forward per view, then the model's own dropout again
