@@ -56,7 +56,8 @@ class Aggregate:
     description: str = ""
 
     def value(self, results: dict[str, dict[str, object]]) -> float | None:
-        values = [float(results[t][self.score]) for t in self.members if t in results]  # type: ignore[arg-type]
+        present = [results[t] for t in self.members if t in results and self.score in results[t]]
+        values = [float(scores[self.score]) for scores in present]  # type: ignore[arg-type]
         return float(np.mean(values)) if values else None
 
 

@@ -23,15 +23,17 @@ def nli_supervised_contrastive(
     temperature: float,
     max_positives: int | None = None,
     max_negatives: int | None = None,
-    normalize: bool = True,
+    normalize: bool = False,
 ) -> torch.Tensor:
     """Supervised contrastive loss over NLI groups (Liao, "Sentence Embeddings using Supervised
     Contrastive Learning", eq. 2; after Khosla et al. 2020).
 
     Anchor i is a premise; candidate j is a hypothesis. Positives P(i): the hypotheses of premise i
     labelled entailment. Negatives N(i): premise i's neutral / contradiction hypotheses first, then the
-    hypotheses of every other premise in the batch. With s_ij = phi(x_i) . phi(x_j) / tau
-    (phi L2-normalised when `normalize`):
+    hypotheses of every other premise in the batch. With s_ij = phi(x_i) . phi(x_j) / tau, phi the
+    sentence embedding itself (Liao eq. 2: the raw dot product, no normalisation; the authors' code the
+    same, Danqi7/584-final@0e40add bert_sent_embed.py:134-135; the tau ablation, best at tau = 1.0,
+    relies on it); `normalize` L2-normalises first (cosine similarity, a variant):
 
         L_i = -1/|P(i)| * sum_{j in P(i)} log( exp(s_ij) / sum_{k in P(i) u N(i)} exp(s_ik) )
 

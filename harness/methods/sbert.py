@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
 from harness.model.encoder import Encoder
+from harness.model.heads import NLIHead
 from harness.registry import register_method
 
 
 class SBERTParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    classifier: Literal["linear", "mlp"] = "mlp"
+    classifier: NLIHead = "two_linear"
 
 
 @register_method("sbert")

@@ -9,7 +9,7 @@ L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -20,7 +20,7 @@ from harness.data.train_sets import load_nli
 from harness.losses import nli_supervised_contrastive, parse_selection
 from harness.methods.base import DataSources, Method
 from harness.model.encoder import Encoder
-from harness.model.heads import NLIClassifier
+from harness.model.heads import NLIClassifier, NLIHead
 from harness.registry import register_method
 from harness.train.loop import Stage
 
@@ -31,8 +31,11 @@ class SCLParams(BaseModel):
     lam: float = Field(0.5, alias="lambda", ge=0.0, le=1.0, description="weight of L_SCL")
     tau: float = Field(1.0, gt=0.0, description="softmax temperature of L_SCL")
     selection: str = Field("allpalln", description="N+/N- per anchor: 3p3n, 3palln, allpalln, ...")
-    classifier: Literal["linear", "mlp"] = "mlp"
-    normalize: bool = Field(True, description="L2-normalise embeddings inside L_SCL (cosine similarity)")
+    classifier: NLIHead = Field("two_linear", description="Liao's two linear layers; linear (SBERT); mlp")
+    normalize: bool = Field(
+        False,
+        description="L2-normalise inside L_SCL (cosine); Liao eq. 2 uses the raw dot product",
+    )
 
     @field_validator("selection")
     @classmethod

@@ -8,15 +8,27 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+NLIHead = Literal["two_linear", "linear", "mlp"]
+
 
 class NLIClassifier(nn.Module):
     """Softmax classifier over (u, v, |u - v|) of premise / hypothesis embeddings (SBERT, Reimers and
-    Gurevych 2019). `mlp` is the two-layer classifier Liao describes; `linear` is SBERT's single layer."""
+    Gurevych 2019).
 
-    def __init__(self, hidden: int, kind: Literal["linear", "mlp"] = "mlp", n_classes: int = 3) -> None:
+    - `two_linear`: Liao's "two-layer softmax classifier" (3): the paper names neither width nor
+      activation, the authors' code has Linear(3h, 3h/2) then Linear(3h/2, classes) with nothing between
+      (Danqi7/584-final@0e40add models.py:25-26, :51-52; bert_sent_embed.py:270 passes 3h).
+    - `linear`: SBERT's single layer.
+    - `mlp`: Linear(3h, h), ReLU, Linear(h, classes).
+    """
+
+    def __init__(self, hidden: int, kind: NLIHead = "two_linear", n_classes: int = 3) -> None:
         super().__init__()
         if kind == "linear":
             self.net: nn.Module = nn.Linear(3 * hidden, n_classes)
+        elif kind == "two_linear":
+            width = 3 * hidden // 2
+            self.net = nn.Sequential(nn.Linear(3 * hidden, width), nn.Linear(width, n_classes))
         else:
             self.net = nn.Sequential(nn.Linear(3 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 

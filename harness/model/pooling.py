@@ -3,7 +3,11 @@
 - `cls`: BERT's pooler output (dense + tanh over [CLS]) when the model has one, else the [CLS] state
   (SimCSE's `cls`).
 - `cls_before_pooler`: the last layer's [CLS] state (how unsupervised SimCSE is evaluated).
-- `mean`: mean of the last layer's token states over the attention mask (SBERT; Liao uses it throughout).
+- `mean`: mean of the last layer's token states over the attention mask (SBERT).
+- `mean_no_cls`: the same mean without the first token, [CLS] (Liao 3: "pool the output token embeddings
+  except the first [CLS] token"; [SEP] is an output token and stays). Liao's code
+  (Danqi7/584-final@0e40add models.py:44, :65) also drops [CLS] but divides by the padded length (and
+  at encoding time averages padding states too); the paper's mean over real tokens is what runs here.
 - `first_last_avg`: mean over the mask of (first layer + last layer) / 2, with the first layer being
   hidden_states[1], the first transformer layer's output (SimCSE's evaluation code).
 """
@@ -34,6 +38,8 @@ def pool(
     """Apply pooler `method` (one of POOLINGS) and return [batch, hidden] in fp32."""
     if method == "mean":
         return mean_pool(last_hidden_state, attention_mask)
+    if method == "mean_no_cls":
+        return mean_pool(last_hidden_state[:, 1:], attention_mask[:, 1:])
     if method == "first_last_avg":
         if hidden_states is None:
             raise ValueError("first_last_avg needs the model's hidden_states (output_hidden_states=True)")

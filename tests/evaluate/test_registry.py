@@ -61,7 +61,10 @@ def test_aggregates_keep_their_declared_members() -> None:
     }
     results[TASK] = {"spearman": 1000.0}  # a newly registered sts task does not join STS.avg
     assert flat_metrics(results)["STS.avg"] == pytest.approx(30.0)
-    assert tasks()[TASK].aggregates == () and tasks()["STS12"].aggregates == ("STS.avg",)
+    assert tasks()[TASK].aggregates == () and tasks()["STS12"].aggregates == ("STS.avg", "STS12-16.wmean")
+    assert "STS12-16.wmean" not in flat_metrics(results)  # no member has its score
+    wmean = {f"STS1{y}": {"spearman_wmean": float(y)} for y in range(2, 7)}
+    assert flat_metrics(wmean)["STS12-16.wmean"] == pytest.approx(4.0)
 
 
 def test_task_names_are_checked() -> None:

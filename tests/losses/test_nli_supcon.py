@@ -27,26 +27,31 @@ def test_all_positives_all_negatives_by_hand() -> None:
     # cosines: anchor 0 -> (1, 0, R); anchor 1 -> (0, 1, R)
     anchor0 = nll(1.0, 0.0, R)  # positive h0; own contradiction h1; other premise's h2
     anchor1 = nll(R, 0.0, 1.0)  # positive h2; other premise's h0, h1
-    assert scl(temperature=1.0) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
+    assert scl(temperature=1.0, normalize=True) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
 
 
 def test_temperature_divides_similarities() -> None:
     tau = 0.5
     anchor0 = nll(1 / tau, 0.0, R / tau)
     anchor1 = nll(R / tau, 0.0, 1 / tau)
-    assert scl(temperature=tau) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
+    assert scl(temperature=tau, normalize=True) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
 
 
 def test_negative_cap_prefers_own_hard_negatives() -> None:
     anchor0 = nll(1.0, 0.0)  # one negative: its own contradiction h1, not h2
     anchor1 = nll(R, 1.0 * 0)  # no own negatives: the first other hypothesis h0 (cosine 0)
-    assert scl(temperature=1.0, max_negatives=1) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
+    assert scl(temperature=1.0, max_negatives=1, normalize=True) == pytest.approx(
+        (anchor0 + anchor1) / 2, abs=1e-6
+    )
 
 
-def test_unnormalized_uses_dot_products() -> None:
-    anchor0 = nll(1.0, 0.0, 1.0)
-    anchor1 = nll(1.0, 0.0, 1.0)
-    assert scl(temperature=1.0, normalize=False) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
+def test_by_default_liaos_raw_dot_product_over_tau() -> None:
+    # Liao eq. 2: s_ij = phi_i . phi_j / tau, no normalisation; dot products: anchor 0 -> (1, 0, 1),
+    # anchor 1 -> (0, 1, 1)
+    tau = 0.5
+    anchor0 = nll(1.0 / tau, 0.0, 1.0 / tau)
+    anchor1 = nll(1.0 / tau, 0.0, 1.0 / tau)
+    assert scl(temperature=tau) == pytest.approx((anchor0 + anchor1) / 2, abs=1e-6)
 
 
 def test_positive_cap_and_anchors_without_positives() -> None:

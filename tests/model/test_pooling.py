@@ -14,6 +14,12 @@ def test_mean_pool_ignores_padding() -> None:
     assert torch.equal(mean_pool(states, mask), torch.tensor([[2.0, 3.0]]))
 
 
+def test_mean_no_cls_ignores_cls_and_padding() -> None:
+    states = torch.tensor([[[50.0, 50.0], [1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])  # [CLS] a b [PAD]
+    mask = torch.tensor([[1, 1, 1, 0]])
+    assert torch.equal(pool("mean_no_cls", states, mask), torch.tensor([[2.0, 3.0]]))
+
+
 def test_cls_variants() -> None:
     states = torch.arange(12, dtype=torch.float32).reshape(1, 3, 4)
     mask = torch.ones(1, 3, dtype=torch.long)

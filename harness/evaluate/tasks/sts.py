@@ -36,4 +36,10 @@ for _name in (*STS_TEST, "STSBenchmark-dev", "STSBenchmark-train"):
     )(partial(_load, _task, _split))  # fmt: skip
 
 declare_aggregate("STS.avg", STS_TEST, "spearman", "mean Spearman of STS12-16, STS-B test, SICK-R test")
+declare_aggregate(
+    "STS12-16.wmean",
+    tuple(t for t in STS_TEST if t.startswith("STS1")),  # STS12-16
+    "spearman_wmean",
+    "mean over STS12-16 of SentEval's size-weighted mean Spearman of each year's subsets (Liao Table 2)",
+)
 declare_suite("sts", STS_TEST)
