@@ -83,6 +83,9 @@ class PairHeads(nn.Module):
         super().__init__()
         self.para_transform, self.sts_transform = self._transforms(hidden, pair_layers, sharing, dropout)
         self.paraphrase, self.similarity = paraphrase, similarity
+        # Phillips 3.2: "concatenate the embeddings, and apply dropout and a single linear layer"; with
+        # pair_layers the MLP's own dropout comes first instead
+        self.para_dropout = nn.Dropout(dropout) if pair_layers == 0 else nn.Identity()
         if paraphrase == "linear":
             self.para_out: nn.Module = nn.Linear(2 * hidden, 1)
         elif paraphrase == "bilinear":
@@ -106,7 +109,7 @@ class PairHeads(nn.Module):
     def paraphrase_logit(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         u, v = self.para_transform(u), self.para_transform(v)
         if self.paraphrase == "linear":
-            return self.para_out(torch.cat([u, v], dim=-1)).squeeze(-1)
+            return self.para_out(self.para_dropout(torch.cat([u, v], dim=-1))).squeeze(-1)
         if self.paraphrase == "bilinear":  # autocast does not cover nn.Bilinear: give it its own dtype
             dtype = self.para_out.weight.dtype
             return self.para_out(u.to(dtype), v.to(dtype)).squeeze(-1)

@@ -47,3 +47,12 @@ def test_pair_heads_run_under_bf16_autocast(paraphrase: str) -> None:
         score = heads.similarity_score(u, v)
     (logit.float().sum() + score.float().sum()).backward()
     assert all(p.grad is not None for p in heads.parameters())
+
+
+def test_the_single_linear_paraphrase_layer_has_dropout_before_it() -> None:
+    heads = PairHeads(8, "linear", pair_layers=0, dropout=0.5)  # Phillips 3.2
+    u, v = torch.randn(64, 8), torch.randn(64, 8)
+    heads.train()
+    assert not torch.equal(heads.paraphrase_logit(u, v), heads.paraphrase_logit(u, v))
+    heads.eval()
+    assert torch.equal(heads.paraphrase_logit(u, v), heads.paraphrase_logit(u, v))
