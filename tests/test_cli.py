@@ -19,7 +19,7 @@ from tests.helpers import harness
         (["run-study", "lambda_tau_sweep", "--profile", "gpu"], "error: "),
         (
             ["run-study", "lambda_tau_sweep", "--profile", "paper"],
-            "error: cannot load model 'bert-base-uncased'",
+            "error: cannot load model 'google/bert_uncased_L-8_H-512_A-8'",
         ),
         (["run-study", "lambda_tau_sweep", "--data-dir", "/no/such"], "error: data directory /no/such"),
         (["report", "lambda_tau_sweep"], "error: no MLflow experiment 'lambda_tau_sweep'"),

@@ -24,7 +24,7 @@ def test_lambda_tau_sweep_profiles() -> None:
         config.epochs,
         config.warmup_ratio,
         config.pooling,
-    ) == ("bert-base-uncased", 64, 2e-5, 1, 0.1, "mean")
+    ) == ("google/bert_uncased_L-8_H-512_A-8", 64, 2e-5, 1, 0.1, "mean_no_cls")  # Liao 4.2, 3
     smoke = load_study("lambda_tau_sweep", "smoke")
     assert smoke.n_trials >= 4 and smoke.base["max_steps"] and smoke.base["train_data"] == "snli_local"
     assert smoke.resolve({"lambda": 0.1, "tau": 0.1}).flat()["lambda"] == 0.1

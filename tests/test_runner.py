@@ -67,11 +67,14 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
     grid = (folder / "grid_sts_avg.tex").read_text()
     table = (folder / "sts_results.tex").read_text()
     assert "\\toprule" in grid and "\\bottomrule" in table
+    liao = [f"STS1{y}.spearman_wmean" for y in range(2, 7)]  # Liao Table 2: wmean per year, their average
     for child in children:
-        assert f"{child.data.metrics['STS.avg']:.2f}" in grid
-        for metric in STS_METRICS:
-            assert f"{child.data.metrics[metric]:.2f}" in table
-    best = max(c.data.metrics["STS.avg"] for c in children)
+        metrics = child.data.metrics
+        assert metrics["STS12-16.wmean"] == pytest.approx(sum(metrics[m] for m in liao) / 5)
+        assert f"{metrics['STS12-16.wmean']:.2f}" in grid
+        for metric in [*liao, "STSBenchmark.spearman", "SICKRelatedness.spearman"]:
+            assert f"{metrics[metric]:.2f}" in table
+    best = max(c.data.metrics["STS12-16.wmean"] for c in children)
     assert f"\\textbf{{{best:.2f}}}" in grid
     assert (folder / "heatmap_sts_avg.png").stat().st_size > 1000
     assert not list((tmp_path / "build").glob(".*"))  # no staging leftovers
