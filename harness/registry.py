@@ -4,12 +4,11 @@ names fail loudly; unknown names get close-match suggestions."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 
 T = TypeVar("T", bound=type)
 
@@ -47,8 +46,7 @@ class Registry(Generic[T]):
         known = self.entries()
         if name in known:
             return known[name]
-        close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.4)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known {self.what}s: {', '.join(known)}"
+        hint = did_you_mean(name, known, f"known {self.what}s: {', '.join(known)}", cutoff=0.4)
         raise HarnessError(f"unknown {self.what} {name!r}; {hint} ({self.listing})")
 
 

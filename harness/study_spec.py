@@ -9,7 +9,6 @@ of every variant before anything runs."""
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import json
@@ -20,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.config import one_line_error
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 from harness.run_spec import ResolvedRun, resolve_run
 
 STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
@@ -134,8 +133,7 @@ def find_study_file(name_or_path: str) -> Path:
     if candidate.is_file():
         return candidate
     known = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
-    close = difflib.get_close_matches(name_or_path, known, n=3, cutoff=0.6)
-    hint = f"did you mean {', '.join(close)}?" if close else f"known studies: {', '.join(known)}"
+    hint = did_you_mean(name_or_path, known, f"known studies: {', '.join(known)}", cutoff=0.6)
     raise HarnessError(f"no study {name_or_path!r}; {hint} (or give a .yaml path; see `harness studies`)")
 
 

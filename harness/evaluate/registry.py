@@ -8,7 +8,6 @@ A task is: a loader `(data_dir, text_variant) -> data`, the sentences of that da
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 
 Embeddings = dict[str, np.ndarray]
 Loader = Callable[[Path, str], Any]
@@ -106,9 +105,7 @@ def get_task(name: str) -> Task:
     _loaded()
     if name in _TASKS:
         return _TASKS[name]
-    close = difflib.get_close_matches(name, list(_TASKS), n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(close)}?" if close else "see `harness tasks`"
-    raise HarnessError(f"unknown task {name!r}; {hint}")
+    raise HarnessError(f"unknown task {name!r}; {did_you_mean(name, _TASKS, 'see `harness tasks`')}")
 
 
 def tasks() -> dict[str, Task]:

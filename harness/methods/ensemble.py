@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import Field
 
-from harness.data.cs224n import MultitaskData
+from harness.data.cs224n import MultitaskData, run_multitask_data
 from harness.errors import HarnessError
 from harness.fields import Strict
 from harness.methods.base import DataSources, Method
-from harness.methods.tasks import run_multitask_data
 from harness.objectives.multitask import SINGLE_TASK_SCORE
 from harness.registry import register_method
 from harness.train.loop import Stage

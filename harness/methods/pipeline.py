@@ -26,11 +26,11 @@ from pydantic import Field, ValidationError, model_validator
 from torch import nn
 
 from harness.config import one_line_error
-from harness.data.cs224n import MultitaskData
+from harness.data.cs224n import MultitaskData, run_multitask_data
 from harness.fields import refuse_set
 from harness.methods.base import DataSources, Method
 from harness.methods.params import HeadParams
-from harness.methods.tasks import TaskMethod, run_multitask_data
+from harness.methods.tasks import TaskMethod
 from harness.model.encoder import Encoder
 from harness.registry import register_method
 from harness.stages.registry import StageEntry, StageSpec, expand

@@ -8,18 +8,13 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from harness.data.cs224n import MultitaskData, multitask_data
+from harness.data.cs224n import MultitaskData, run_multitask_data
 from harness.losses import binary_cross_entropy, cross_entropy, mse
 from harness.methods.base import DataSources, Method
 from harness.methods.params import HeadParams, MultitaskParams, SentimentHeadParams
 from harness.model.encoder import Encoder
 from harness.model.heads import PairHeads, SentimentHead
 from harness.train.multitask import TASKS
-
-
-def run_multitask_data(run: Any, data_dir: Any) -> MultitaskData:
-    """The CS224N sets of a run (cached per process); Quora from `quora_train` when the method has it."""
-    return multitask_data(data_dir, getattr(run.params, "quora_train", None))
 
 
 class TaskMethod(Method):

@@ -5,6 +5,7 @@ accuracy for the others (F1: the positive class 1, as GLUE). The task is that of
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class GlueObjective(Objective):
         task = glue_stage_task(run)
         return tuple(f"{task}.{m}" for m in glue_task(task).metrics)
 
-    @property
+    @functools.cached_property
     def task(self) -> str:
         return glue_stage_task(self.run)
 

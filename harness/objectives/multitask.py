@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.data.cs224n import multitask_data
+from harness.data.cs224n import run_multitask_data
 from harness.evaluate.multitask import predict_multitask, score_predictions
 from harness.objectives.registry import Objective, register_objective
 
@@ -39,4 +39,4 @@ class MultitaskObjective(Objective):
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
-        multitask_data(data_dir, getattr(run.params, "quora_train", None))
+        run_multitask_data(run, data_dir)

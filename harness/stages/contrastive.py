@@ -19,7 +19,7 @@ from typing import Any, Literal
 import torch
 from pydantic import Field, model_validator
 
-from harness.data.cs224n import MultitaskData, multitask_data
+from harness.data.cs224n import MultitaskData, run_multitask_data
 from harness.data.nli import ENTAILMENT, LABELS
 from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
@@ -126,7 +126,7 @@ class ContrastiveStage(StageSpec):
         if self.contrastive == "sup_nli":
             examples: list[Any] = nli_triplets(run.settings, sources.data_dir)
         else:
-            tasks = multitask_data(sources.data_dir, getattr(run.params, "quora_train", None))
+            tasks = run_multitask_data(run, sources.data_dir)
             if self.contrastive == "sup_quora":
                 q = tasks.quora_train
                 examples = [(a, b, int(y)) for a, b, y in zip(q.first, q.second, q.targets, strict=True)

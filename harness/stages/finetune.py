@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from harness.data.cs224n import MultitaskData, multitask_data
+from harness.data.cs224n import MultitaskData, run_multitask_data
 from harness.fields import refuse_set
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.loop import Stage
@@ -53,7 +53,7 @@ class TaskStage(StageSpec):
         return TASKS if self.variety == "multitask" else (self.variety,)
 
     def load(self, run: Any, sources: Any) -> MultitaskData:
-        return multitask_data(sources.data_dir, getattr(run.params, "quora_train", None))
+        return run_multitask_data(run, sources.data_dir)
 
     def build(self, method: Any, settings: Any, data: MultitaskData) -> Stage:
         """Fine-tuning on the tasks: one step's loss is the mean of its task losses (or PCGrad)."""
