@@ -103,12 +103,13 @@ def _train_and_evaluate(
     data = method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
 
     dev_encode = final_encode = None
-    if encoder is not None:
-        dev_encode = SentenceEncoder(encoder, config.eval_batch_size, amp_dtype)
+    embedder = method.eval_encoder()
+    if embedder is not None:
+        dev_encode = SentenceEncoder(embedder, config.eval_batch_size, amp_dtype)
         # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once
         dev_encode.cache = cache = TrialCache(EmbeddingCache(), shareable_key=dev_encode.key())
         final_encode = SentenceEncoder(
-            encoder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress
+            embedder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress
         )
     objective = run_spec.objective(method, run_spec, data, ctx.data_dir, dev_encode, final_encode)
 

@@ -28,3 +28,27 @@ def test_supcl_seq_views_paper_profile() -> None:
     run = load_study("supcl_seq_views", "paper").grid_runs()[0]
     assert run.settings.pooling == "cls" and run.params.temperature == 0.05  # footnote 2; Table 4
     assert run.params.normalize is True and run.params.default_view is False  # footnote 2; section 2
+
+
+def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> None:
+    """Chen 3.2: the hidden state of [CLS]; a 2-layer MLP in contrastive training only; 5.3: lr 1e-5,
+    batch 16, temperature 0.05."""
+    for study in ("unsup_strategies", "pretraining_data", "gradient_surgery", "multitask_objective"):
+        for run in load_study(study, "paper").grid_runs():
+            assert run.settings.pooling == "cls_before_pooler", study
+            assert (run.settings.lr, run.settings.batch_size) == (1e-5, 16), study
+            if hasattr(run.params, "projection"):
+                assert run.params.projection == "simclr" and run.params.mlp_at_test is False, study
+                assert getattr(run.params, "temperature", 0.05) == 0.05, study
+
+
+def test_chen_table_7_fine_tunes_the_table_5_nli_before_3_given_model() -> None:
+    """Table 7's average-loss row equals Table 5's "NLI before 3 Given": the same stages, two combiners."""
+    table5 = load_study("pretraining_data", "paper").grid_runs()
+    before = next(r for r in table5 if r.variant == "nli_before_3_given")
+    runs = {r.variant: r for r in load_study("gradient_surgery", "paper").grid_runs()}
+    assert runs["average"].params.stages == before.params.stages
+    combiners = {v: r.method.pipeline(r.params)[-1].combiner for v, r in runs.items()}
+    assert combiners == {"average": "average", "gradient_surgery": "pcgrad"}
+    table6 = load_study("multitask_objective", "paper").grid_runs()
+    assert {r.params.combiner for r in table6} == {"average", "batch_round_robin", "epoch_round_robin"}

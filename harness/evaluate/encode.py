@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 
 from harness.device import autocast
 from harness.model.encoder import Encoder
+from harness.model.projection import ProjectedEncoder
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
@@ -26,7 +27,7 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
 
 @torch.inference_mode()
 def encode(
-    encoder: Encoder,
+    encoder: Encoder | ProjectedEncoder,
     sentences: Sequence[str],
     batch_size: int = 128,
     amp_dtype: torch.dtype | None = None,

@@ -21,6 +21,7 @@ from harness.evaluate.encode import encode
 from harness.evaluate.registry import ScoreOptions, aggregates, get_task, suite_tasks
 from harness.evaluate.transfer import PRESETS
 from harness.model.encoder import Encoder
+from harness.model.projection import ProjectedEncoder
 
 Embeddings = dict[str, np.ndarray]
 EncodeFn = Callable[[list[str]], Embeddings]
@@ -81,7 +82,7 @@ class SentenceEncoder:
 
     def __init__(
         self,
-        encoder: Encoder,
+        encoder: Encoder | ProjectedEncoder,
         batch_size: int = 128,
         amp_dtype: torch.dtype | None = None,
         cache: EmbeddingCache | TrialCache | None = None,

@@ -64,6 +64,10 @@ class Method(nn.Module):
         preflight before any trial, so a missing file fails early)."""
         raise NotImplementedError
 
+    def eval_encoder(self) -> nn.Module | None:
+        """What the embedding evaluation encodes with (an `Encoder`, or one with a head on top)."""
+        return self.encoder
+
     def stages(self, config: RunConfig, data: Any) -> list[Stage]:
         """The training phases, in order, from the run's common settings (own fields: `self.params`)."""
         raise NotImplementedError

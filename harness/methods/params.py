@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from harness.fields import Sources, Strict, refuse_set
+from harness.model.projection import Projection
 from harness.stages.contrastive import IGNORED
 from harness.train.multitask import Combiner
 
@@ -46,11 +47,28 @@ class MultitaskParams(HeadParams, TaskScheduleParams):
     """Heads and the task schedule: multi-task fine-tuning."""
 
 
-class SimCSEParams(Strict):
-    """SimCSE's loss (Gao et al., 2021): temperature and the MLP projection used in training only."""
+class ProjectionParams(Strict):
+    """The projection over the embedding in contrastive training (harness.model.projection)."""
+
+    mlp_projection: bool = Field(True, description="a projection over the embedding in contrastive training")
+    projection: Projection = Field(
+        "simcse", description="simcse: Linear + Tanh (Gao et al.); simclr: Linear, ReLU, Linear (Chen 4.1)"
+    )
+    mlp_at_test: bool = Field(
+        False, description="evaluate the projected embedding (supervised SimCSE); default: training only"
+    )
+
+    @model_validator(mode="after")
+    def _projection_fields_need_one(self) -> ProjectionParams:
+        if not self.mlp_projection:
+            refuse_set(self, {"projection", "mlp_at_test"}, "with mlp_projection: false")
+        return self
+
+
+class SimCSEParams(ProjectionParams):
+    """SimCSE's loss (Gao et al., 2021): temperature and the projection (training only by default)."""
 
     temperature: float = Field(0.05, gt=0)
-    mlp_projection: bool = Field(True, description="SimCSE's MLP over the embedding, training only")
 
 
 class ContrastiveDataParams(Strict):

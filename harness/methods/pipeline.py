@@ -12,10 +12,10 @@ Each stage has its own data, epochs, lr, batch size and step budget (unset: the 
 methods contrastive_first, supervised_first, fusion, multitask, frozen, unsup_simcse and sup_simcse are
 presets: their flat fields translate into such a list (`PipelineMethod.pipeline`).
 
-The method builds the CS224N heads when a stage trains them, SimCSE's projection (Linear + Tanh, training
-only) when a stage is contrastive, and the modules a stage brings (a GLUE task's head). It is scored by
-its stages' objective: the CS224N dev sets after `finetune` / `fusion`, the GLUE task's dev split after
-`glue`, STS when every stage is contrastive.
+The method builds the CS224N heads when a stage trains them, the projection (harness.model.projection;
+training only unless `mlp_at_test`) when a stage is contrastive, and the modules a stage brings (a GLUE
+task's head). It is scored by its stages' objective: the CS224N dev sets after `finetune` / `fusion`,
+the GLUE task's dev split after `glue`, STS when every stage is contrastive.
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ from torch import nn
 
 from harness.config import one_line_error
 from harness.data.cs224n import MultitaskData, run_multitask_data
+from harness.errors import HarnessError
 from harness.fields import refuse_set
 from harness.methods.base import DataSources, Method
-from harness.methods.params import HeadParams
+from harness.methods.params import HeadParams, ProjectionParams
 from harness.methods.tasks import TaskMethod
 from harness.model.encoder import Encoder
+from harness.model.projection import ProjectedEncoder, projection_head
 from harness.registry import register_method
 from harness.stages.registry import StageEntry, StageSpec, expand
 from harness.train.loop import Stage
@@ -56,6 +58,11 @@ class PipelineMethod(TaskMethod):
             cls.pipeline(params)
         except ValidationError as exc:
             raise one_line_error(exc, where) from None
+        if getattr(params, "mlp_at_test", False) and cls.objective_name(params) != "sts":
+            raise HarnessError(
+                f"{where}: 'mlp_at_test' applies to runs scored on their embeddings (STS), and this one is "
+                f"scored by its '{cls.objective_name(params)}' heads; remove it"
+            )
 
     @classmethod
     def objective_name(cls, params: Any) -> str:
@@ -74,8 +81,7 @@ class PipelineMethod(TaskMethod):
         if any(s.needs_heads for s in self.specs):
             self.init_heads(params)
         if any(s.needs_projection for s in self.specs) and params.mlp_projection:
-            hidden = encoder.hidden_size
-            self.projection = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+            self.projection = projection_head(encoder.hidden_size, params.projection)
         for spec in self.specs:
             for name, module in spec.modules(encoder.hidden_size).items():
                 if name not in self._modules:
@@ -86,6 +92,13 @@ class PipelineMethod(TaskMethod):
         specs = cls.pipeline(run.params)
         tasks = run_multitask_data(run, sources.data_dir) if any(s.needs_heads for s in specs) else None
         return PipelineData(tasks, [spec.load(run, sources) for spec in specs])
+
+    def eval_encoder(self) -> nn.Module:
+        """The embedding evaluation scores: the projection on top with `mlp_at_test` (supervised SimCSE,
+        princeton-nlp/SimCSE@49fa580 simcse/models.py:262), else the encoder alone."""
+        if getattr(self.params, "mlp_at_test", False) and self.projection is not None:
+            return ProjectedEncoder(self.encoder, self.projection)
+        return self.encoder
 
     def task_data(self, data: PipelineData) -> MultitaskData | None:
         return data.tasks
@@ -102,11 +115,10 @@ class PipelineMethod(TaskMethod):
         return stages
 
 
-class PipelineParams(HeadParams):
-    """The stages, the heads (when a stage trains them) and SimCSE's projection (when one is contrastive)."""
+class PipelineParams(HeadParams, ProjectionParams):
+    """The stages, the heads (when a stage trains them) and the projection (when one is contrastive)."""
 
     stages: list[StageEntry] = Field(min_length=1, description="the training stages, in order")
-    mlp_projection: bool = Field(True, description="SimCSE's MLP over the embedding, training only")
 
     @model_validator(mode="after")
     def _fields_the_stages_read(self) -> PipelineParams:
@@ -125,7 +137,7 @@ class PipelineParams(HeadParams):
         if not any(s.reads_quora() for s in stages):
             refuse_set(self, {"quora_train"}, "without a stage that trains on Quora")
         if not any(s.needs_projection for s in stages):
-            refuse_set(self, {"mlp_projection"}, "without a contrastive or fusion stage")
+            refuse_set(self, set(ProjectionParams.model_fields), "without a contrastive or fusion stage")
         return self
 
 
