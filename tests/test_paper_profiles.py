@@ -16,6 +16,8 @@ def test_liao_lambda_tau_sweep_paper_profile() -> None:
     assert (settings.lr, settings.batch_size, settings.epochs, settings.warmup_ratio) == (2e-5, 64, 1, 0.1)
     assert settings.pooling == "mean_no_cls" and settings.keep_best is False  # 3; 4.2 one epoch, final model
     assert params.normalize is False and params.classifier == "two_linear"  # eq. 2; 3
+    # 3 is silent on these; the authors' code (994712c bert_sent_embed.py:114-168) decides
+    assert params.anchors == "entailment_row" and params.draw == "random"
 
 
 def test_liaos_two_layer_classifier_has_no_activation() -> None:

@@ -3,7 +3,10 @@
 Liao, "Sentence Embeddings using Supervised Contrastive Learning", eq. 3:
     L = (1 - lambda) * L_CE + lambda * L_SCL
 L_CE: softmax classifier over (u, v, |u - v|) for every (premise, hypothesis) pair (eq. 1).
-L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao's N+/N- selection.
+L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao's N+/N- selection:
+one anchor per entailment row and N+/N- drawn at random, as the authors' code (Danqi7/584-final@994712c
+bert_sent_embed.py:114-168) where the paper (3) is silent; `anchors: premise` / `draw: first` are the
+other variants.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from harness.data.nli import ENTAILMENT, NLIGroup, pack_batches
 from harness.data.train_sets import load_nli
 from harness.losses import nli_supervised_contrastive, parse_selection
+from harness.losses.nli_supcon import Anchors, Draw
 from harness.methods.base import DataSources, Method
 from harness.model.encoder import Encoder
 from harness.model.heads import NLIClassifier, NLIHead
@@ -35,6 +39,13 @@ class SCLParams(BaseModel):
     normalize: bool = Field(
         False,
         description="L2-normalise inside L_SCL (cosine); Liao eq. 2 uses the raw dot product",
+    )
+    anchors: Anchors = Field(
+        "entailment_row",
+        description="one anchor per entailment row (the authors' code) or per distinct premise",
+    )
+    draw: Draw = Field(
+        "random", description="which N+/N- when capped: random (the authors' code) or first in batch order"
     )
 
     @field_validator("selection")
@@ -90,6 +101,8 @@ class SupervisedContrastiveNLI(Method):
                 self.max_pos,
                 self.max_neg,
                 self.params.normalize,
+                self.params.anchors,
+                self.params.draw,
             )
             total = total + lam * parts["loss_scl"]
         return {"loss": total, **parts}
