@@ -32,6 +32,9 @@ class RunConfig(BaseModel):
     epochs: int = Field(1, gt=0)
     max_steps: int | None = Field(None, gt=0, description="stop after this many steps (step budget)")
     warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    lr_schedule: Literal["linear", "constant"] = Field(
+        "linear", description="after warm-up: linear decay to 0 per stage, or constant (no schedule)"
+    )
     max_grad_norm: float = Field(1.0, ge=0, description="gradient clipping; 0 disables")
     eval_every: int = Field(1000, gt=0, description="steps between STS-B dev evaluations")
     keep_best: bool = Field(True, description="evaluate the checkpoint with the best dev score")

@@ -39,6 +39,8 @@ def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> N
         for run in load_study(study, "paper").grid_runs():
             assert run.settings.pooling == "cls_before_pooler", study
             assert (run.settings.lr, run.settings.batch_size) == (1e-5, 16), study
+            assert run.settings.lr_schedule == "constant", study  # 7: no schedule was used
+            assert run.settings.warmup_ratio == 0.0, study
             if hasattr(run.params, "projection"):
                 assert run.params.projection == "simclr" and run.params.mlp_at_test is False, study
                 assert getattr(run.params, "temperature", 0.05) == 0.05, study

@@ -1,16 +1,28 @@
 """SentEval's transfer protocol: logistic regression on frozen sentence embeddings.
 
-Three ways to pick the L2 strength C and measure accuracy (x 100), following SentEval's scikit-learn
-path (Conneau and Kiela, 2018), seed 1111:
+Exactly as SentEval's scikit-learn path does it (Conneau and Kiela, 2018; facebookresearch/SentEval@5d6dc11
+senteval/tools/validation.py and the task files), seed 1111:
 
-- `inner_kfold` (MR, CR, SUBJ, MPQA): outer stratified k-fold; inside each outer training part an inner
-  stratified k-fold picks C from {2^-2, ..., 2^3}; retrain on the outer training part, score the outer
-  test fold; report the mean over outer folds.
-- `kfold_then_test` (TREC, MRPC): stratified k-fold on train picks C from {2^-1, ..., 2^5}; retrain on all
-  of train, score the fixed test set (MRPC also F1 of the paraphrase class).
-- `split` (SST2, SST5): C from {2^-2, ..., 2^3} chosen on dev, trained on train, scored on test.
+- Order first. Each split is stably sorted by (number of whitespace tokens, label), MRPC by (tokens of A,
+  tokens of B, label) (binary.py:40-41, trec.py:50-56, sst.py:64-66, mrpc.py:61-64); the folds below are
+  drawn over that order, so it changes which sentences share a fold.
+- `inner_kfold` (MR, CR, SUBJ, MPQA; validation.py:38-105): outer StratifiedKFold(k, shuffle=True,
+  random_state=1111); inside each outer training part an inner one with the same random_state scores
+  every C in {2^-2, ..., 2^3} as round(100 * mean inner accuracy, 2); the first best C is refit on the
+  outer training part and scored on the outer test fold, round(100 * accuracy, 2). `devacc` / `acc` are
+  round(mean over outer folds, 2).
+- `kfold_then_test` (TREC, MRPC; :108-180): C in {2^-1, ..., 2^5} by the same rounded k-fold mean on train,
+  one refit on all of train, round(100 * test accuracy, 2); MRPC also round(100 * F1, 2) of the paraphrase
+  class (mrpc.py:100).
+- `split` (SST2, SST5; :183-246): C in {2^-2, ..., 2^3} by round(100 * dev accuracy, 2), the model trained
+  on train only scored on test.
 
-MRPC features are [|u - v|, u * v]. k is 5 for the `prototyping` preset and 10 for `default`.
+Every fit is `LogisticRegression(C=c, random_state=1111)`: scikit-learn's default solver (lbfgs) and
+iteration limit (100), as SentEval constructs it, from scratch each time. On SST5 and TREC lbfgs stops at
+the limit before converging (scikit-learn warns; the warning is silenced here), so another limit, or a
+warm start from the previous C, gives other numbers: neither is used. MRPC features are
+[|u - v|, u * v] computed in the embeddings' own dtype (`np.c_`, mrpc.py:83). k is 5 for the
+`prototyping` preset (SentEval's default `kfold`) and 10 for `default`.
 """
 
 from __future__ import annotations
@@ -31,48 +43,40 @@ PRESETS = TRANSFER_FOLDS
 INNER_GRID = [2.0**t for t in range(-2, 4)]
 KFOLD_GRID = [2.0**t for t in range(-1, 6)]
 SPLIT_GRID = [2.0**t for t in range(-2, 4)]
-MAX_ITER = 500
 
 Embeddings = dict[str, np.ndarray]
+
+
+def percent(fraction: float) -> float:
+    """SentEval's reported form: round(100 * x, 2)."""
+    return round(100 * float(fraction), 2)
 
 
 def _fit(x: np.ndarray, y: np.ndarray, c: float) -> LogisticRegression:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return LogisticRegression(C=c, random_state=SEED, max_iter=MAX_ITER).fit(x, y)
+        return LogisticRegression(C=c, random_state=SEED).fit(x, y)
 
 
-def _path_scores(
-    x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, grid: list[float]
-) -> list[float]:
-    """Test accuracy for every C of the (increasing) grid, each fit warm-started from the previous C's
-    solution: the same optimum, a fraction of the L-BFGS iterations."""
-    clf = LogisticRegression(random_state=SEED, max_iter=MAX_ITER, warm_start=True)
-    scores = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for c in grid:
-            scores.append(clf.set_params(C=c).fit(x, y).score(x_test, y_test))
-    return scores
+def _folds(k: int) -> StratifiedKFold:
+    return StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
 
 
 def _best_c(x: np.ndarray, y: np.ndarray, grid: list[float], k: int) -> tuple[float, float]:
-    """(C with the best mean stratified k-fold accuracy, that accuracy); ties go to the smaller C."""
-    folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
-    per_fold = [_path_scores(x[tr], y[tr], x[te], y[te], grid) for tr, te in folds.split(x, y)]
-    scores = np.mean(per_fold, axis=0)
+    """(the first C with the best rounded mean k-fold accuracy, that score)."""
+    folds = list(_folds(k).split(x, y))
+    scores = [percent(np.mean([_fit(x[tr], y[tr], c).score(x[te], y[te]) for tr, te in folds])) for c in grid]
     best = int(np.argmax(scores))
-    return grid[best], float(scores[best])
+    return grid[best], scores[best]
 
 
 def inner_kfold(x: np.ndarray, y: np.ndarray, k: int) -> dict[str, float]:
-    outer = StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
     dev, test = [], []
-    for tr, te in outer.split(x, y):
+    for tr, te in _folds(k).split(x, y):
         c, dev_acc = _best_c(x[tr], y[tr], INNER_GRID, k)
         dev.append(dev_acc)
-        test.append(_fit(x[tr], y[tr], c).score(x[te], y[te]))
-    return {"acc": 100 * float(np.mean(test)), "devacc": 100 * float(np.mean(dev)), "n": len(y)}
+        test.append(percent(_fit(x[tr], y[tr], c).score(x[te], y[te])))
+    return {"acc": round(float(np.mean(test)), 2), "devacc": round(float(np.mean(dev)), 2), "n": len(y)}
 
 
 def kfold_then_test(
@@ -80,46 +84,50 @@ def kfold_then_test(
 ) -> dict[str, float]:
     c, dev_acc = _best_c(x, y, KFOLD_GRID, k)
     predicted = _fit(x, y, c).predict(x_test)
-    scores = {"acc": 100 * float(np.mean(predicted == y_test)), "devacc": 100 * dev_acc, "n": len(y_test)}
+    scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_acc, "n": len(y_test)}
     if f1:
-        scores["f1"] = 100 * float(f1_score(y_test, predicted))
+        scores["f1"] = percent(f1_score(y_test, predicted))
     return scores
 
 
 def split(
     x: np.ndarray, y: np.ndarray, x_dev: np.ndarray, y_dev: np.ndarray, x_test: np.ndarray, y_test: np.ndarray
 ) -> dict[str, float]:
-    dev_scores = _path_scores(x, y, x_dev, y_dev, SPLIT_GRID)
+    models = [_fit(x, y, c) for c in SPLIT_GRID]
+    dev_scores = [percent(model.score(x_dev, y_dev)) for model in models]
     best = int(np.argmax(dev_scores))
-    test = _fit(x, y, SPLIT_GRID[best]).score(x_test, y_test)
-    return {"acc": 100 * float(test), "devacc": 100 * float(dev_scores[best]), "n": len(y_test)}
+    return {"acc": percent(models[best].score(x_test, y_test)), "devacc": dev_scores[best], "n": len(y_test)}
+
+
+def senteval_order(data: Labelled) -> Labelled:
+    """The split stably sorted by (tokens, label), or (tokens of A, tokens of B, label) for pairs."""
+    if data.second is None:
+        keys = [(len(t.split()), int(y)) for t, y in zip(data.texts, data.labels, strict=True)]
+    else:
+        keys = [(len(a.split()), len(b.split()), int(y))
+                for a, b, y in zip(data.texts, data.second, data.labels, strict=True)]  # fmt: skip
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    second = None if data.second is None else [data.second[i] for i in order]
+    return Labelled([data.texts[i] for i in order], data.labels[order], second)
 
 
 def features(data: Labelled, embeddings: Embeddings) -> np.ndarray:
-    """Sentence embeddings, or [|u - v|, u * v] for sentence pairs."""
-    u = np.stack([embeddings[t] for t in data.texts]).astype(np.float64)
+    """Sentence embeddings, or [|u - v|, u * v] for sentence pairs, in the embeddings' dtype."""
+    u = np.stack([embeddings[t] for t in data.texts])
     if data.second is None:
         return u
-    v = np.stack([embeddings[t] for t in data.second]).astype(np.float64)
+    v = np.stack([embeddings[t] for t in data.second])
     return np.concatenate([np.abs(u - v), u * v], axis=1)
 
 
 def evaluate_transfer(
     task: str, splits: dict[str, Labelled], embeddings: Embeddings, k: int
 ) -> dict[str, float]:
-    """One transfer task's scores (`acc`, `devacc`, `n`, and `f1` for MRPC)."""
+    """One transfer task's scores (`acc`, `devacc`, `n`, and `f1` for MRPC), each as SentEval reports it."""
+    ordered = {name: senteval_order(part) for name, part in splits.items()}
+    parts = {name: (features(part, embeddings), part.labels) for name, part in ordered.items()}
     if task in BINARY_FILES:
-        data = splits["all"]
-        return inner_kfold(features(data, embeddings), data.labels, k)
+        return inner_kfold(*parts["all"], k)
     if task in ("SST2", "SST5"):
-        parts = [(features(splits[s], embeddings), splits[s].labels) for s in ("train", "dev", "test")]
-        return split(*parts[0], *parts[1], *parts[2])
-    train, test = splits["train"], splits["test"]
-    return kfold_then_test(
-        features(train, embeddings),
-        train.labels,
-        features(test, embeddings),
-        test.labels,
-        k,
-        f1=task == "MRPC",
-    )
+        return split(*parts["train"], *parts["dev"], *parts["test"])
+    return kfold_then_test(*parts["train"], *parts["test"], k, f1=task == "MRPC")

@@ -62,7 +62,7 @@ class Ensemble(Method):
     tasks = TASKS
 
     @classmethod
-    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
+    def scored_tasks(cls, params: Any) -> tuple[str, ...]:
         return TASKS
 
     @classmethod

@@ -40,12 +40,17 @@ class TaskMethod(Method):
 
     @classmethod
     def trained_tasks(cls, params: Any) -> tuple[str, ...]:
-        """The tasks this configuration trains (and is scored on)."""
+        """The tasks this configuration trains."""
         return (params.single_task,) if params.combiner == "single" else TASKS
+
+    @classmethod
+    def scored_tasks(cls, params: Any) -> tuple[str, ...]:
+        """The tasks scored on dev: the trained ones, or all three with `score_tasks: all`."""
+        return TASKS if getattr(params, "score_tasks", "trained") == "all" else cls.trained_tasks(params)
 
     @property
     def tasks(self) -> tuple[str, ...]:
-        return self.trained_tasks(self.params)
+        return self.scored_tasks(self.params)
 
     def task_data(self, data: Any) -> MultitaskData:
         """The CS224N sets inside what `load_train_data` returned (scored on their dev splits)."""

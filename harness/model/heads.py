@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 NLIHead = Literal["two_linear", "linear", "mlp"]
+ParaphraseHead = Literal["linear", "bilinear", "cosine", "plain_cosine"]
 
 
 class NLIClassifier(nn.Module):
@@ -67,14 +68,16 @@ class PairHeads(nn.Module):
     Each task first transforms u and v: `pair_layers` 0 (identity) or 2 (MLP), with `sharing`
     `separate` (one MLP per task), `first_layer` (the first Linear shared by both tasks) or `shared`
     (one MLP for both). Then
-      paraphrase `linear`: w . [u, v] + b;  `bilinear`: u^T W v + b;  `cosine`: a cos(u, v) + b (a, b learnt)
+      paraphrase `linear`: w . [u, v] + b;  `bilinear`: u^T W v + b;  `cosine`: a cos(u, v) + b (a, b learnt);
+        `plain_cosine`: cos(u, v) itself, no parameters (Chen 4.2's unsupervised baseline: "a cosine
+        similarity function ... without introducing additional layers or parameters"; p = sigmoid(cos))
       similarity `cosine`: 5 cos(u, v);  `relu_cosine`: 5 ReLU(cos(u, v)) (Phillips).
     """
 
     def __init__(
         self,
         hidden: int,
-        paraphrase: Literal["linear", "bilinear", "cosine"] = "linear",
+        paraphrase: ParaphraseHead = "linear",
         similarity: Literal["cosine", "relu_cosine"] = "cosine",
         pair_layers: Literal[0, 2] = 0,
         sharing: Literal["separate", "first_layer", "shared"] = "separate",
@@ -90,8 +93,10 @@ class PairHeads(nn.Module):
             self.para_out: nn.Module = nn.Linear(2 * hidden, 1)
         elif paraphrase == "bilinear":
             self.para_out = nn.Bilinear(hidden, hidden, 1)
-        else:
+        elif paraphrase == "cosine":
             self.para_out = nn.Linear(1, 1)
+        else:
+            self.para_out = nn.Identity()
 
     @staticmethod
     def _transforms(hidden: int, layers: int, sharing: str, dropout: float) -> tuple[nn.Module, nn.Module]:
@@ -113,7 +118,7 @@ class PairHeads(nn.Module):
         if self.paraphrase == "bilinear":  # autocast does not cover nn.Bilinear: give it its own dtype
             dtype = self.para_out.weight.dtype
             return self.para_out(u.to(dtype), v.to(dtype)).squeeze(-1)
-        return self.para_out(F.cosine_similarity(u, v, dim=-1).unsqueeze(-1)).squeeze(-1)
+        return self.para_out(F.cosine_similarity(u, v, dim=-1).unsqueeze(-1)).squeeze(-1)  # cosine, plain
 
     def similarity_score(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         cos = F.cosine_similarity(self.sts_transform(u), self.sts_transform(v), dim=-1)

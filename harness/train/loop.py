@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 import torch
 from torch import nn
 from tqdm.auto import tqdm
-from transformers import get_linear_schedule_with_warmup
+from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
 from harness.device import autocast
 from harness.errors import HarnessError
@@ -59,6 +59,7 @@ class LoopSettings(Protocol):
     seed: int
     weight_decay: float
     warmup_ratio: float
+    lr_schedule: Literal["linear", "constant"]
     max_grad_norm: float
     log_every: int
     eval_every: int
@@ -124,7 +125,12 @@ def train(
         params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
         optimizer = adamw(params, stage.lr, config.weight_decay, device)
         updates = total * len(stage.updates)
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * updates), updates)
+        warmup = int(config.warmup_ratio * updates)
+        scheduler = (
+            get_constant_schedule_with_warmup(optimizer, warmup)
+            if config.lr_schedule == "constant"
+            else get_linear_schedule_with_warmup(optimizer, warmup, updates)
+        )
         scaler = torch.amp.GradScaler(device.type) if amp_dtype == torch.float16 else None
         sums: dict[str, torch.Tensor] = {}
         since_log, postfix = 0, {}

@@ -70,3 +70,46 @@ def test_the_chosen_dev_score_ranks_the_trial_and_picks_the_checkpoint(
     best = max(m.value for m in during)
     assert run.data.metrics["dev.overall_r01.best"] == best == study.trials[0].value
     assert final.value == pytest.approx(best)  # the final scores are those of the restored best checkpoint
+
+
+def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
+    tmp_path: Path, tiny_bert: Path, data_dir: Path
+) -> None:
+    """Chen Table 1: SST is the only supervision, paraphrase and STS come from the plain cosine of the two
+    embeddings (p = sigmoid(cos), STS = 5 cos). With the encoder frozen, the logged dev scores equal those
+    worked out from a fresh copy of the encoder."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from scipy.stats import pearsonr
+
+    from harness.data.cs224n import multitask_data
+    from harness.evaluate.suite import SentenceEncoder
+    from harness.model.encoder import Encoder
+
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="chen-table-1", method="pipeline",
+                      stages=[{"finetune": "sst", "heads_only": True, "max_steps": 2}], batch_size=4,
+                      paraphrase_head="plain_cosine", score_tasks="all", pooling="cls_before_pooler",
+                      keep_best=False)  # fmt: skip
+    run_study(load_study(path), progress=False)
+    (run,) = child_runs("chen-table-1")
+    metrics = run.data.metrics
+    assert {"dev.overall", "dev.sst.acc", "dev.quora.acc", "dev.sts.pearson"} <= set(metrics)
+
+    data = multitask_data(data_dir, None)
+    encoder = Encoder(str(tiny_bert), "cls_before_pooler", 32).eval()
+
+    def cosines(first: list[str], second: list[str]) -> np.ndarray:
+        vectors = SentenceEncoder(encoder)(sorted(set(first + second)))  # the evaluation's encoding path
+        u, v = (torch.from_numpy(np.stack([vectors[t] for t in side])) for side in (first, second))
+        return F.cosine_similarity(u, v, dim=-1).numpy()
+
+    quora = cosines(data.quora_dev.first, data.quora_dev.second)
+    expected_acc = float(
+        ((torch.sigmoid(torch.from_numpy(quora)) > 0.5).numpy() == data.quora_dev.targets).mean()
+    )
+    sts = cosines(data.sts_dev.first, data.sts_dev.second)
+    assert metrics["dev.quora.acc"] == pytest.approx(expected_acc, abs=1e-9)
+    assert metrics["dev.sts.pearson"] == pytest.approx(
+        pearsonr(5 * sts, data.sts_dev.targets).statistic, abs=1e-4
+    )

@@ -150,3 +150,18 @@ def test_stages_before_task_training_are_not_dev_scored(method: str, scored: lis
     module = run.build(Encoder(str(tiny_bert), "mean", 32))
     stages = module.stages(run.settings, module.load_train_data(run, DataSources(data_dir)))
     assert [stage.scored for stage in stages] == scored
+
+
+def test_a_fraction_draws_a_fresh_share_of_the_examples_each_epoch() -> None:
+    """Chen 5.3: each epoch, 6% of Quora at random."""
+    import random
+
+    from harness.config import RunConfig
+    from harness.stages.contrastive import ContrastiveStage
+
+    sentences = [f"sentence {i}" for i in range(200)]
+    stage = ContrastiveStage(contrastive="unsup", data=["quora"], fraction=0.06, batch_size=4)
+    built = stage.build(None, RunConfig(), sentences)
+    epochs = [[s for batch in built.make_batches(random.Random(seed)) for s in batch] for seed in (0, 1)]
+    assert [len(e) for e in epochs] == [12, 12] and all(len(set(e)) == 12 for e in epochs)
+    assert set(epochs[0]) != set(epochs[1])

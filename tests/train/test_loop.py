@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 import torch
 from torch import nn
 
@@ -16,6 +17,7 @@ class Settings:
     seed: int = 0
     weight_decay: float = 0.0
     warmup_ratio: float = 0.0
+    lr_schedule: str = "linear"
     max_grad_norm: float = 1.0
     log_every: int = 1
     eval_every: int = 1
@@ -55,3 +57,14 @@ def test_weight_decay_skips_biases_and_norm_weights() -> None:
     groups = adamw(list(model.parameters()), 1e-3, 0.01, torch.device("cpu")).param_groups
     decayed = {id(p) for g in groups if g["weight_decay"] == 0.01 for p in g["params"]}
     assert decayed == {id(model[0].weight)}
+
+
+@pytest.mark.parametrize(("schedule", "expected"), [("linear", [0.1 * 3 / 4, 0.1 * 2 / 4, 0.1 / 4, 0.0]),
+                                                     ("constant", [0.1] * 4)])  # fmt: skip
+def test_lr_schedule_linear_decays_and_constant_keeps_the_lr(schedule: str, expected: list[float]) -> None:
+    model = nn.Linear(2, 1)
+    lrs: list[float] = []
+    train(model, [_stage("a", 4, model, True)], Settings(lr_schedule=schedule), torch.device("cpu"), None,
+          lambda: 0.0, on_metrics=lambda step, m: lrs.append(float(m["train.lr"])), on_dev=lambda s, v: None,
+          progress=False)  # fmt: skip
+    assert lrs == pytest.approx(expected)
