@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from harness.evaluate.transfer import inner_kfold, kfold_then_test, split
+from harness.data.transfer import Labelled
+from harness.evaluate.transfer import inner_kfold, kfold_then_test, senteval_order, split
 
 
 def separable(n: int, classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -36,3 +37,56 @@ def test_f1_is_of_the_positive_class() -> None:
     x, y = separable(100, 2, 6)
     scores = kfold_then_test(x, y, x, y, 5, f1=True)
     assert scores["f1"] == pytest.approx(100.0)
+
+
+def noisy(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Overlapping classes, so the choice of C and the fold assignment change the scores."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    return rng.normal(size=(n, 20)) + 0.4 * y[:, None] * rng.normal(size=20), y
+
+
+def senteval_inner_kfold(x: np.ndarray, y: np.ndarray, k: int) -> tuple[float, float]:
+    """SentEval@5d6dc11 validation.py:59-105 (InnerKFoldClassifier.run, scikit-learn path) re-written
+    here as the reference: regs outer, inner folds inner, scores rounded before the argmax."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    regs = [2**t for t in range(-2, 4)]
+    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=1111)
+    inner = StratifiedKFold(n_splits=k, shuffle=True, random_state=1111)
+    dev, test = [], []
+    for tr, te in skf.split(x, y):
+        scores = []
+        for reg in regs:
+            fold_scores = []
+            for itr, ite in inner.split(x[tr], y[tr]):
+                clf = LogisticRegression(C=reg, random_state=1111).fit(x[tr][itr], y[tr][itr])
+                fold_scores.append(clf.score(x[tr][ite], y[tr][ite]))
+            scores.append(round(100 * np.mean(fold_scores), 2))
+        dev.append(np.max(scores))
+        clf = LogisticRegression(C=regs[int(np.argmax(scores))], random_state=1111).fit(x[tr], y[tr])
+        test.append(round(100 * clf.score(x[te], y[te]), 2))
+    return round(np.mean(dev), 2), round(np.mean(test), 2)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_inner_kfold_equals_senteval_rounding_and_refit_rules() -> None:
+    x, y = noisy(300, 7)
+    dev, acc = senteval_inner_kfold(x, y, 5)
+    scores = inner_kfold(x, y, 5)
+    assert (scores["devacc"], scores["acc"]) == (dev, acc)
+
+
+def test_senteval_order_sorts_stably_by_tokens_then_label() -> None:
+    data = Labelled(["b b", "a", "c c", "d", "e e e"], np.array([1, 1, 0, 0, 1]))
+    ordered = senteval_order(data)
+    assert ordered.texts == ["d", "a", "c c", "b b", "e e e"]  # (1, 0), (1, 1), (2, 0), (2, 1), (3, 1)
+    assert ordered.labels.tolist() == [0, 1, 0, 1, 1]
+    pairs = Labelled(["x y", "x", "x"], np.array([0, 1, 0]), ["p", "p q", "p q"])
+    ordered = senteval_order(pairs)  # (tokens of A, tokens of B, label)
+    assert list(zip(ordered.texts, ordered.second, ordered.labels.tolist(), strict=True)) == [
+        ("x", "p q", 0),
+        ("x", "p q", 1),
+        ("x y", "p", 0),
+    ]
