@@ -41,7 +41,7 @@ def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> N
             assert (run.settings.lr, run.settings.batch_size) == (1e-5, 16), study
             assert run.settings.lr_schedule == "constant", study  # 7: no schedule was used
             assert run.settings.warmup_ratio == 0.0, study
-            if hasattr(run.params, "projection"):
+            if any(stage.needs_projection for stage in run.method.pipeline(run.params)):
                 assert run.params.projection == "simclr" and run.params.mlp_at_test is False, study
                 assert getattr(run.params, "temperature", 0.05) == 0.05, study
 
@@ -56,3 +56,38 @@ def test_chen_table_7_fine_tunes_the_table_5_nli_before_3_given_model() -> None:
     assert combiners == {"average": "average", "gradient_surgery": "pcgrad"}
     table6 = load_study("multitask_objective", "paper").grid_runs()
     assert {r.params.combiner for r in table6} == {"average", "batch_round_robin", "epoch_round_robin"}
+
+
+def test_david_paper_profile() -> None:
+    """David et al. 4.2.3 / 4.2.5 / Table 7 / 5: 10 fine-tuning epochs, lr 1e-5, dropout 0.3, 2 or 3
+    pre-training epochs, models chosen on overall_r01."""
+    runs = {r.variant: r for r in load_study("ucl_multitask", "paper").grid_runs()}
+    for run in runs.values():
+        assert (run.settings.lr, run.params.head_dropout) == (1e-5, 0.3)
+        assert run.settings.objective_metric == "overall_r01"
+        stages = run.method.pipeline(run.params)
+        assert stages[-1].kind == "finetune" and stages[-1].epochs == 10
+    assert [s.epochs for s in runs["two_datasets_multi"].method.pipeline(runs["two_datasets_multi"].params)][
+        :2
+    ] == [
+        2,
+        2,
+    ]
+    assert runs["three_datasets_multi"].method.pipeline(runs["three_datasets_multi"].params)[0].epochs == 3
+
+
+def test_glue_standard_paper_profile() -> None:
+    """SupCL-Seq 3.2 "Standard" = Devlin et al.'s fine-tuning: batch 32, 3 epochs, lr from {2,3,4,5}e-5,
+    10% warm-up, weight decay 0.01, max length 128, the final model."""
+    runs = load_study("glue_standard", "paper").grid_runs()
+    assert {r.settings.lr for r in runs} == {2e-5, 3e-5, 4e-5, 5e-5}
+    for run in runs:
+        s = run.settings
+        assert (s.batch_size, s.epochs, s.warmup_ratio, s.weight_decay, s.max_seq_length) == (
+            32,
+            3,
+            0.1,
+            0.01,
+            128,
+        )
+        assert s.pooling == "cls" and s.keep_best is False and s.lr_schedule == "linear"
