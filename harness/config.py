@@ -6,7 +6,7 @@ flat dict between the two. This module imports no method, so anything may import
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,7 +36,11 @@ class RunConfig(BaseModel):
         "linear", description="after warm-up: linear decay to 0 per stage, or constant (no schedule)"
     )
     max_grad_norm: float = Field(1.0, ge=0, description="gradient clipping; 0 disables")
-    eval_every: int = Field(1000, gt=0, description="steps between STS-B dev evaluations")
+    eval_every: Annotated[int, Field(gt=0)] | Literal["epoch"] = Field(
+        1000,
+        description="dev evaluations every N steps of a stage, or at the end of each epoch ('epoch'); "
+        "always at the end of a stage",
+    )
     keep_best: bool = Field(True, description="evaluate the checkpoint with the best dev score")
     objective_metric: str | None = Field(
         None, description="the dev score that ranks trials and checkpoints; unset: the objective's default"

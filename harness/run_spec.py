@@ -47,6 +47,9 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
     """Split a flat dict into the common settings and the method's own fields, validating both."""
     common = {k: v for k, v in flat.items() if k in RunConfig.model_fields}
     own = {k: v for k, v in flat.items() if k not in RunConfig.model_fields}
+    named = flat.get("method", RunConfig.model_fields["method"].default)
+    if isinstance(named, str):  # the method's paper defaults for run fields the config leaves unset
+        common = {**get_method(named).run_defaults, **common}
     try:
         settings = RunConfig(**common)
     except ValidationError as exc:

@@ -113,8 +113,15 @@ def _train_and_evaluate(
         )
     objective = run_spec.objective(method, run_spec, data, ctx.data_dir, dev_encode, final_encode)
 
+    latest: dict[str, float] = {}
+
+    def dev_score() -> float:
+        latest.clear()
+        latest.update(objective.dev_scores())
+        return latest[objective.metric]
+
     def on_dev(step: int, score: float) -> None:
-        run.log_metrics({objective.dev_metric: score}, step=step)
+        run.log_metrics({f"dev.{name}": value for name, value in latest.items()}, step=step)
         report(step, score)
 
     outcome = train(
@@ -123,7 +130,7 @@ def _train_and_evaluate(
         config,
         device,
         amp_dtype,
-        objective.dev,
+        dev_score,
         on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
         on_dev=on_dev,
         progress=ctx.progress,

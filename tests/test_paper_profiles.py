@@ -41,9 +41,10 @@ def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> N
             assert (run.settings.lr, run.settings.batch_size) == (1e-5, 16), study
             assert run.settings.lr_schedule == "constant", study  # 7: no schedule was used
             assert run.settings.warmup_ratio == 0.0, study
-            if any(stage.needs_projection for stage in run.method.pipeline(run.params)):
+            stages = run.method.pipeline(run.params)
+            if any(stage.needs_projection for stage in stages):
                 assert run.params.projection == "simclr" and run.params.mlp_at_test is False, study
-                assert getattr(run.params, "temperature", 0.05) == 0.05, study
+            assert all(s.temperature == 0.05 for s in stages if hasattr(s, "temperature")), study
 
 
 def test_chen_table_7_fine_tunes_the_table_5_nli_before_3_given_model() -> None:
@@ -91,3 +92,21 @@ def test_glue_standard_paper_profile() -> None:
             128,
         )
         assert s.pooling == "cls" and s.keep_best is False and s.lr_schedule == "linear"
+
+
+def test_simcse_methods_default_to_simcse_settings() -> None:
+    """princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20, run_sup_example.sh:22-32; a config's own
+    value wins."""
+    from harness.run_spec import resolve_run
+
+    unsup = resolve_run({"method": "unsup_simcse"})
+    s = unsup.settings
+    assert (s.pooling, s.epochs, s.batch_size, s.lr, s.max_seq_length, s.warmup_ratio) == (
+        "cls_before_pooler", 1, 64, 3e-5, 32, 0.0
+    )  # fmt: skip
+    assert unsup.params.projection == "simcse" and unsup.params.mlp_at_test is False
+    sup = resolve_run({"method": "sup_simcse", "sup_data": "nli"})
+    assert (sup.settings.epochs, sup.settings.batch_size, sup.settings.lr) == (3, 512, 5e-5)
+    assert sup.params.mlp_at_test is True  # supervised SimCSE keeps the MLP at test
+    assert resolve_run({"method": "sup_simcse"}).params.mlp_at_test is False  # Chen: Quora, thrown away
+    assert resolve_run({"method": "unsup_simcse", "pooling": "mean", "lr": 1e-5}).settings.lr == 1e-5

@@ -38,8 +38,9 @@ def nli_supervised_contrastive(
     max_positives: int | None = None,
     max_negatives: int | None = None,
     normalize: bool = False,
-    anchor_per: Anchors = "premise",
-    draw: Draw = "first",
+    *,
+    anchor_per: Anchors,
+    draw: Draw,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """Supervised contrastive loss over NLI groups (Liao, "Sentence Embeddings using Supervised
@@ -103,10 +104,10 @@ def nli_supervised_contrastive(
 
 def parse_selection(selection: str) -> tuple[int | None, int | None]:
     """Liao's N+/N- names: '3p3n' -> (3, 3), '3palln' -> (3, None), 'allpalln' -> (None, None)."""
-    match = re.fullmatch(r"(all|\d+)p(all|\d+)n", selection)
+    match = re.fullmatch(r"(all|[1-9]\d*)p(all|\d+)n", selection)
     if not match:
         raise ValueError(
-            f"selection {selection!r} is not of the form <N|all>p<N|all>n, e.g. 3p3n or allpalln"
+            f"selection {selection!r} is not of the form <N|all>p<N|all>n with N+ >= 1, e.g. 3p3n or allpalln"
         )
     pos, neg = match.groups()
     return (None if pos == "all" else int(pos)), (None if neg == "all" else int(neg))

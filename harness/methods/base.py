@@ -43,6 +43,8 @@ class Method(nn.Module):
     Params: ClassVar[type[BaseModel]] = NoParams
     objective: ClassVar[str] = "sts"
     needs_encoder: ClassVar[bool] = True  # False: built from other runs' outputs, no model is loaded
+    # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins
+    run_defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, encoder: Encoder | None, params: BaseModel) -> None:
         super().__init__()

@@ -40,6 +40,21 @@ from harness.train.loop import Stage
 from harness.train.multitask import TASKS
 
 
+def untrained_heads_problem(params: Any, trained: tuple[str, ...]) -> str | None:
+    """Why scoring all three tasks would score a head no stage trains (None when every untrained task's
+    head has no parameters: Chen Table 1's plain cosine), with the fix."""
+    untrained = [t for t in TASKS if t not in trained]
+    if not untrained:
+        return "does nothing when every task is trained; remove it"
+    if "sst" in untrained:
+        return "cannot score SST untrained (its head has parameters); train it with a finetune: sst stage"
+    if params.pair_layers:
+        return "needs parameter-free pair heads for the untrained tasks; set pair_layers: 0"
+    if "quora" in untrained and params.paraphrase_head != "plain_cosine":
+        return "needs a parameter-free paraphrase head for untrained Quora; set paraphrase_head: plain_cosine"
+    return None
+
+
 class PipelineData(NamedTuple):
     tasks: MultitaskData | None  # the CS224N sets when a stage trains the heads (scored on their dev)
     stages: list[Any]  # each stage's training data
@@ -58,6 +73,10 @@ class PipelineMethod(TaskMethod):
             cls.pipeline(params)
         except ValidationError as exc:
             raise one_line_error(exc, where) from None
+        if getattr(params, "score_tasks", "trained") == "all":
+            problem = untrained_heads_problem(params, cls.trained_tasks(params))
+            if problem:
+                raise HarnessError(f"{where}: 'score_tasks: all' {problem}")
         if getattr(params, "mlp_at_test", False) and cls.objective_name(params) != "sts":
             raise HarnessError(
                 f"{where}: 'mlp_at_test' applies to runs scored on their embeddings (STS), and this one is "

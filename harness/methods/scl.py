@@ -16,10 +16,11 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.data.nli import ENTAILMENT, NLIGroup, pack_batches
 from harness.data.train_sets import load_nli
+from harness.fields import refuse_set
 from harness.losses import nli_supervised_contrastive, parse_selection
 from harness.losses.nli_supcon import Anchors, Draw
 from harness.methods.base import DataSources, Method
@@ -53,6 +54,12 @@ class SCLParams(BaseModel):
     def _valid_selection(cls, value: str) -> str:
         parse_selection(value)
         return value
+
+    @model_validator(mode="after")
+    def _draw_needs_a_cap(self) -> SCLParams:
+        if parse_selection(self.selection) == (None, None):
+            refuse_set(self, {"draw"}, f"with selection {self.selection} (no cap, nothing to draw)")
+        return self
 
 
 @register_method("scl")
@@ -101,8 +108,8 @@ class SupervisedContrastiveNLI(Method):
                 self.max_pos,
                 self.max_neg,
                 self.params.normalize,
-                self.params.anchors,
-                self.params.draw,
+                anchor_per=self.params.anchors,
+                draw=self.params.draw,
             )
             total = total + lam * parts["loss_scl"]
         return {"loss": total, **parts}

@@ -1,10 +1,14 @@
 """`unsup_simcse`: unsupervised SimCSE (Gao et al., 2021) on chosen sentences (`contrastive_data`: wiki,
 sst, quora, sts, any mix); evaluated on STS. One `contrastive: unsup` stage on the run's epochs / lr /
-batch_size / max_steps."""
+batch_size / max_steps.
+
+Run defaults are SimCSE's (princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20): the raw [CLS] state
+under the MLP (`--pooler_type cls`, the MLP in training only), 1 epoch, batch 64, lr 3e-5, max length 32,
+no warm-up (the Trainer's default)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.methods.params import ContrastiveDataParams, SimCSEParams, UnsupDataParams
 from harness.methods.pipeline import PipelineMethod
@@ -20,6 +24,10 @@ class UnsupParams(SimCSEParams, ContrastiveDataParams, UnsupDataParams):
 @register_method("unsup_simcse")
 class UnsupSimCSE(PipelineMethod):
     Params = UnsupParams
+    run_defaults: ClassVar[dict[str, Any]] = {
+        "pooling": "cls_before_pooler", "epochs": 1, "batch_size": 64, "lr": 3e-5, "max_seq_length": 32,
+        "warmup_ratio": 0.0,
+    }  # fmt: skip
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:

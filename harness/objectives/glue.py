@@ -71,8 +71,8 @@ class GlueObjective(Objective):
         predictions = glue_predictions(self.method, self.task, dev, self.run.settings.eval_batch_size, amp)
         return glue_scores(self.task, predictions, dev.targets), predictions
 
-    def dev(self) -> float:
-        return self.scores()[0][self.metric]
+    def dev_scores(self) -> dict[str, float]:
+        return self.scores()[0]
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         scores, predictions = self.scores()

@@ -27,9 +27,8 @@ class MultitaskObjective(Objective):
         method = self.method
         return predict_multitask(method, method.task_data(self.data), encode, method.tasks)
 
-    def dev(self) -> float:
-        scores = score_predictions(self.predictions(self.encode), self.method.task_data(self.data))
-        return scores[self.metric]
+    def dev_scores(self) -> dict[str, float]:
+        return score_predictions(self.predictions(self.encode), self.method.task_data(self.data))
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         predictions = self.predictions(self.final_encode)

@@ -1,8 +1,9 @@
 """Objectives: how a trial is scored. A method names its objective (`Method.objective`); the objective
 gives the dev score that Optuna optimises and that picks the best checkpoint (`dev()`, logged as
-`dev_metric`), the final metrics (`final()`), and checks its evaluation data before a study starts
-(`preflight()`). A study may choose the dev score among the objective's `metric_choices` with the run
-field `objective_metric` (David et al. select on their own "overall", `overall_r01`).
+`dev_metric`, among all its dev scores, `dev_scores()`), the final metrics (`final()`), and checks its
+evaluation data before a study starts (`preflight()`). A study may choose the dev score among the
+objective's `metric_choices` with the run field `objective_metric` (David et al. select on their own
+"overall", `overall_r01`).
 
 A new objective is one file in harness/objectives/ with an `Objective` subclass decorated
 `@register_objective("name")`, and one import line in harness/objectives/__init__.py.
@@ -57,9 +58,14 @@ class Objective:
     def dev_metric(self) -> str:
         return f"dev.{self.metric}"
 
+    def dev_scores(self) -> dict[str, float]:
+        """Every dev score of the current weights (names without `dev.`); `metric` among them. All are
+        logged at each evaluation, so per-task curves exist (Chen Fig. 2, David et al. Fig. 2)."""
+        raise NotImplementedError
+
     def dev(self) -> float:
         """The dev score (`dev_metric`) of the current weights."""
-        raise NotImplementedError
+        return self.dev_scores()[self.metric]
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """(MLflow metrics, the JSON-able results) of the final weights."""

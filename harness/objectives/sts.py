@@ -19,9 +19,9 @@ class STSObjective(Objective):
     def metric_choices(cls, run: Any) -> tuple[str, ...]:
         return ("STSBenchmark.spearman", "STSBenchmark.pearson")
 
-    def dev(self) -> float:
+    def dev_scores(self) -> dict[str, float]:
         dev = evaluate_tasks(self.encode, self.data_dir, [DEV_TASK], self.run.settings.text_variant)
-        return float(dev[DEV_TASK][self.metric.split(".")[1]])
+        return {f"STSBenchmark.{k}": float(dev[DEV_TASK][k]) for k in ("spearman", "pearson")}
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         results = evaluate_tasks(self.final_encode, self.data_dir, STS_TASKS, self.run.settings.text_variant)

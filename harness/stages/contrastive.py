@@ -6,7 +6,8 @@
   pushed apart (Chen's paired loss), else only paraphrase pairs are used.
 - `sup_nli`: SNLI (premise, entailment, contradiction) triplets, contradictions as hard negatives.
 
-The method's projection (SimCSE's MLP, training only) sits on the embedding when it has one.
+The method's projection (harness.model.projection: SimCSE's or Chen's MLP; evaluated only with
+`mlp_at_test`) sits on the embedding when it has one.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ class LoopSettings(Protocol):
     lr_schedule: Literal["linear", "constant"]
     max_grad_norm: float
     log_every: int
-    eval_every: int
+    eval_every: int | Literal["epoch"]
     keep_best: bool
 
 
@@ -89,8 +89,9 @@ def adamw(
     return torch.optim.AdamW(groups, lr=lr, fused=device.type in ("cpu", "cuda"))
 
 
-def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int]:
-    """Batches epoch after epoch (reshuffled with seed + epoch) and the number of steps to run."""
+def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int, int]:
+    """Batches epoch after epoch (reshuffled with seed + epoch), the number of steps to run and the
+    steps of one epoch."""
     per_epoch = len(stage.make_batches(random.Random(seed)))
     if per_epoch == 0:
         raise HarnessError(f"stage {stage.name}: the training set is empty; check its data fields")
@@ -102,7 +103,14 @@ def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int]:
         for epoch in range(stage.epochs):
             yield from stage.make_batches(random.Random(seed + epoch))
 
-    return stream(), total
+    return stream(), total, per_epoch
+
+
+def evaluates_now(stage_step: int, total: int, per_epoch: int, eval_every: int | str) -> bool:
+    """A scored stage is dev-evaluated at its end and every `eval_every` of its steps, or at each epoch's
+    end with `eval_every: epoch` (Chen 5.3: "evaluated on the dev split after each epoch")."""
+    every = per_epoch if eval_every == "epoch" else int(eval_every)
+    return stage_step == total or stage_step % every == 0
 
 
 def train(
@@ -121,7 +129,7 @@ def train(
     best, best_step, best_state = -math.inf, 0, None
     step, start = 0, time.perf_counter()
     for index, stage in enumerate(stages):
-        batches, total = stage_batches(stage, config.seed + stage.first_epoch)
+        batches, total, per_epoch = stage_batches(stage, config.seed + stage.first_epoch)
         params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
         optimizer = adamw(params, stage.lr, config.weight_decay, device)
         updates = total * len(stage.updates)
@@ -162,8 +170,10 @@ def train(
                 postfix["loss"] = f"{means['train.loss']:.4f}"
                 bar.set_postfix(postfix)
                 sums, since_log = {}, 0
+            if stage_step % per_epoch == 0:
+                on_metrics(step, {"train.epoch": stage.first_epoch + stage_step // per_epoch})
             last = index == len(stages) - 1 and stage_step == total
-            if last or (stage.scored and (step % config.eval_every == 0 or stage_step == total)):
+            if last or (stage.scored and evaluates_now(stage_step, total, per_epoch, config.eval_every)):
                 score = dev_score()
                 if score > best:
                     best, best_step = score, step

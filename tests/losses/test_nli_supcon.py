@@ -15,12 +15,15 @@ OWNER = torch.tensor([0, 0, 1])
 POSITIVE = torch.tensor([True, False, True])
 
 
+BY_PREMISE = {"anchor_per": "premise", "draw": "first"}  # one anchor per premise, caps in batch order
+
+
 def nll(target: float, *others: float) -> float:
     return -math.log(math.exp(target) / (math.exp(target) + sum(math.exp(o) for o in others)))
 
 
 def scl(**kwargs: object) -> float:
-    return float(nli_supervised_contrastive(ANCHORS, CANDIDATES, OWNER, POSITIVE, **kwargs))
+    return float(nli_supervised_contrastive(ANCHORS, CANDIDATES, OWNER, POSITIVE, **BY_PREMISE, **kwargs))
 
 
 def test_all_positives_all_negatives_by_hand() -> None:
@@ -61,14 +64,16 @@ def test_positive_cap_and_anchors_without_positives() -> None:
     positive = torch.tensor([True, True, False])  # premise 0 has two positives, premise 1 none
     full = nll(1.0, 0.0, 0.0) / 2 + nll(0.0, 1.0, 0.0) / 2  # mean over anchor 0's two positives
     capped = nll(1.0, 0.0)  # only the first positive h0 and the one negative h2
-    assert float(nli_supervised_contrastive(anchors, candidates, owner, positive, 1.0)) == pytest.approx(full)
-    got = nli_supervised_contrastive(anchors, candidates, owner, positive, 1.0, max_positives=1)
+    assert float(nli_supervised_contrastive(anchors, candidates, owner, positive, 1.0, **BY_PREMISE)) == (
+        pytest.approx(full)
+    )
+    got = nli_supervised_contrastive(anchors, candidates, owner, positive, 1.0, max_positives=1, **BY_PREMISE)
     assert float(got) == pytest.approx(capped)
 
 
 def test_gradient_flows_and_is_finite() -> None:
     anchors = ANCHORS.clone().requires_grad_(True)
-    loss = nli_supervised_contrastive(anchors, CANDIDATES, OWNER, POSITIVE, 0.1)
+    loss = nli_supervised_contrastive(anchors, CANDIDATES, OWNER, POSITIVE, 0.1, **BY_PREMISE)
     loss.backward()
     assert torch.isfinite(anchors.grad).all() and anchors.grad.abs().sum() > 0
 
@@ -114,6 +119,7 @@ def authors_loop(n_pos: int | None, n_neg: int | None, pick=lambda options, k: o
 
 
 def row_scl(**kwargs: object) -> float:
+    kwargs.setdefault("draw", "first")  # no cap: the draw does not matter
     return float(nli_supervised_contrastive(ROW_ANCHORS, ROW_CANDIDATES, ROW_OWNER, ROW_POSITIVE, 1.0,
                                             anchor_per="entailment_row", **kwargs))  # fmt: skip
 
@@ -121,7 +127,9 @@ def row_scl(**kwargs: object) -> float:
 def test_one_anchor_per_entailment_row_as_the_authors_code() -> None:
     # allpalln: three anchors (rows h0, h1 of premise 0, h3 of premise 1); premise 0 counts twice
     assert row_scl() == pytest.approx(authors_loop(None, None), abs=1e-6)
-    by_premise = float(nli_supervised_contrastive(ROW_ANCHORS, ROW_CANDIDATES, ROW_OWNER, ROW_POSITIVE, 1.0))
+    by_premise = float(
+        nli_supervised_contrastive(ROW_ANCHORS, ROW_CANDIDATES, ROW_OWNER, ROW_POSITIVE, 1.0, **BY_PREMISE)
+    )
     assert by_premise != pytest.approx(row_scl(), abs=1e-3)
     # 1p: only the row's own hypothesis is a positive
     assert row_scl(max_positives=1, draw="first") == pytest.approx(authors_loop(1, None), abs=1e-6)

@@ -70,6 +70,15 @@ def test_the_chosen_dev_score_ranks_the_trial_and_picks_the_checkpoint(
     best = max(m.value for m in during)
     assert run.data.metrics["dev.overall_r01.best"] == best == study.trials[0].value
     assert final.value == pytest.approx(best)  # the final scores are those of the restored best checkpoint
+    # every dev score is a step metric at each evaluation (per-task curves), consistent with the overall
+    steps = {}
+    for name in ("dev.sst.acc", "dev.quora.acc", "dev.sts.pearson", "dev.overall"):
+        points = Tracker().client.get_metric_history(run.info.run_id, name)
+        steps[name] = {m.step: m.value for m in sorted(points, key=lambda m: m.timestamp)[:4]}
+    assert all(sorted(s) == [1, 2, 3, 4] for s in steps.values())
+    for step in (1, 2, 3, 4):
+        parts = [steps[n][step] for n in ("dev.sst.acc", "dev.quora.acc", "dev.sts.pearson")]
+        assert steps["dev.overall"][step] == pytest.approx(sum(parts) / 3)
 
 
 def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
@@ -113,3 +122,23 @@ def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
     assert metrics["dev.sts.pearson"] == pytest.approx(
         pearsonr(5 * sts, data.sts_dev.targets).statistic, abs=1e-4
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"stages": [{"finetune": "sst"}]}, "parameter-free paraphrase head for untrained Quora"),
+        ({"stages": [{"finetune": "multitask"}]}, "does nothing when every task is trained"),
+        (
+            {"stages": [{"finetune": "quora"}], "paraphrase_head": "plain_cosine"},
+            "cannot score SST untrained",
+        ),
+        (
+            {"stages": [{"finetune": "sst"}], "paraphrase_head": "plain_cosine", "pair_layers": 2},
+            "pair_layers: 0",
+        ),
+    ],
+)
+def test_scoring_an_untrained_head_with_parameters_is_refused(fields: dict, message: str) -> None:
+    with pytest.raises(HarnessError, match=message):
+        resolve_run({"method": "pipeline", "score_tasks": "all", **fields})

@@ -64,7 +64,41 @@ def test_weight_decay_skips_biases_and_norm_weights() -> None:
 def test_lr_schedule_linear_decays_and_constant_keeps_the_lr(schedule: str, expected: list[float]) -> None:
     model = nn.Linear(2, 1)
     lrs: list[float] = []
+
+    def metrics(step: int, m: dict) -> None:
+        if "train.lr" in m:
+            lrs.append(float(m["train.lr"]))
+
     train(model, [_stage("a", 4, model, True)], Settings(lr_schedule=schedule), torch.device("cpu"), None,
-          lambda: 0.0, on_metrics=lambda step, m: lrs.append(float(m["train.lr"])), on_dev=lambda s, v: None,
-          progress=False)  # fmt: skip
+          lambda: 0.0, on_metrics=metrics, on_dev=lambda s, v: None, progress=False)  # fmt: skip
     assert lrs == pytest.approx(expected)
+
+
+def _evaluations(eval_every: int | str, stages: list[tuple[int, int]]) -> tuple[list[int], list[tuple]]:
+    """(steps evaluated, (step, epoch) logged) for stages of (steps per epoch, epochs)."""
+    model = nn.Linear(2, 1)
+    loss = lambda batch: {"loss": (model.weight.sum() - 1.0) ** 2}  # noqa: E731
+    built = [
+        Stage(f"s{i}", lambda rng, n=n: [[0]] * n, [loss], epochs=e, lr=0.1)
+        for i, (n, e) in enumerate(stages)
+    ]
+    evaluated: list[int] = []
+    epochs: list[tuple] = []
+
+    def metrics(step: int, m: dict) -> None:
+        if "train.epoch" in m:
+            epochs.append((step, m["train.epoch"]))
+
+    train(model, built, Settings(eval_every=eval_every), torch.device("cpu"), None, lambda: 0.0,
+          on_metrics=metrics, on_dev=lambda step, s: evaluated.append(step), progress=False)  # fmt: skip
+    return evaluated, epochs
+
+
+def test_eval_every_epoch_evaluates_at_each_epoch_end() -> None:
+    evaluated, epochs = _evaluations("epoch", [(2, 3)])
+    assert evaluated == [2, 4, 6] and epochs == [(2, 1), (4, 2), (6, 3)]
+
+
+def test_eval_every_counts_the_steps_of_each_stage() -> None:
+    # two stages of 3 steps, every 2 steps of a stage and at each stage's end
+    assert _evaluations(2, [(3, 1), (3, 1)])[0] == [2, 3, 5, 6]
