@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from harness.fields import Sources, Strict, refuse_set
-from harness.model.heads import ParaphraseHead
+from harness.model.heads import ParaphraseHead, SimilarityHead
 from harness.model.projection import Projection
 from harness.stages.contrastive import IGNORED
 from harness.train.multitask import Combiner
@@ -25,7 +25,7 @@ class HeadParams(SentimentHeadParams):
     """Prediction heads for all three tasks (Chen Table 3, David et al. 5.4, Phillips 3.2)."""
 
     paraphrase_head: ParaphraseHead = "linear"
-    similarity_head: Literal["cosine", "relu_cosine"] = "cosine"
+    similarity_head: SimilarityHead = "cosine"
     pair_layers: Literal[0, 2] = Field(0, description="0: heads on the embeddings; 2: a 2-layer MLP first")
     head_sharing: Literal["separate", "first_layer", "shared"] = "separate"
     quora_train: str | None = Field(None, description="path to quora-train.csv; default: split quora-dev")

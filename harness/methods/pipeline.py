@@ -52,6 +52,8 @@ def untrained_heads_problem(params: Any, trained: tuple[str, ...]) -> str | None
         return "needs parameter-free pair heads for the untrained tasks; set pair_layers: 0"
     if "quora" in untrained and params.paraphrase_head != "plain_cosine":
         return "needs a parameter-free paraphrase head for untrained Quora; set paraphrase_head: plain_cosine"
+    if "sts" in untrained and params.similarity_head == "linear":
+        return "needs a parameter-free similarity head for untrained STS; set similarity_head: cosine"
     return None
 
 

@@ -10,6 +10,7 @@ from torch import nn
 
 NLIHead = Literal["two_linear", "linear", "mlp"]
 ParaphraseHead = Literal["linear", "bilinear", "cosine", "plain_cosine"]
+SimilarityHead = Literal["cosine", "relu_cosine", "linear"]
 
 
 class NLIClassifier(nn.Module):
@@ -71,14 +72,16 @@ class PairHeads(nn.Module):
       paraphrase `linear`: w . [u, v] + b;  `bilinear`: u^T W v + b;  `cosine`: a cos(u, v) + b (a, b learnt);
         `plain_cosine`: cos(u, v) itself, no parameters (Chen 4.2's unsupervised baseline: "a cosine
         similarity function ... without introducing additional layers or parameters"; p = sigmoid(cos))
-      similarity `cosine`: 5 cos(u, v);  `relu_cosine`: 5 ReLU(cos(u, v)) (Phillips).
+      similarity `cosine`: 5 cos(u, v);  `relu_cosine`: 5 ReLU(cos(u, v)) (Phillips);
+        `linear`: w . [u, v] + b, a regression on the pair (David et al. 5.4, "linear layers for our
+        predict similarity"; dropout first, as the linear paraphrase head).
     """
 
     def __init__(
         self,
         hidden: int,
         paraphrase: ParaphraseHead = "linear",
-        similarity: Literal["cosine", "relu_cosine"] = "cosine",
+        similarity: SimilarityHead = "cosine",
         pair_layers: Literal[0, 2] = 0,
         sharing: Literal["separate", "first_layer", "shared"] = "separate",
         dropout: float = 0.1,
@@ -97,6 +100,7 @@ class PairHeads(nn.Module):
             self.para_out = nn.Linear(1, 1)
         else:
             self.para_out = nn.Identity()
+        self.sts_out = nn.Linear(2 * hidden, 1) if similarity == "linear" else None
 
     @staticmethod
     def _transforms(hidden: int, layers: int, sharing: str, dropout: float) -> tuple[nn.Module, nn.Module]:
@@ -121,5 +125,8 @@ class PairHeads(nn.Module):
         return self.para_out(F.cosine_similarity(u, v, dim=-1).unsqueeze(-1)).squeeze(-1)  # cosine, plain
 
     def similarity_score(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if self.sts_out is not None:
+            pair = torch.cat([self.sts_transform(u), self.sts_transform(v)], dim=-1)
+            return self.sts_out(self.para_dropout(pair)).squeeze(-1)
         cos = F.cosine_similarity(self.sts_transform(u), self.sts_transform(v), dim=-1)
         return 5.0 * (F.relu(cos) if self.similarity == "relu_cosine" else cos)

@@ -56,3 +56,15 @@ def test_the_single_linear_paraphrase_layer_has_dropout_before_it() -> None:
     assert not torch.equal(heads.paraphrase_logit(u, v), heads.paraphrase_logit(u, v))
     heads.eval()
     assert torch.equal(heads.paraphrase_logit(u, v), heads.paraphrase_logit(u, v))
+
+
+def test_plain_cosine_paraphrase_and_linear_similarity_heads_by_hand() -> None:
+    """`plain_cosine`: the logit is cos(u, v), no parameters (Chen 4.2); `linear` similarity: w . [u, v] + b
+    (David et al. 5.4)."""
+    torch.manual_seed(0)
+    heads = PairHeads(8, "plain_cosine", "linear").eval()
+    u, v = torch.randn(4, 8), torch.randn(4, 8)
+    assert torch.allclose(heads.paraphrase_logit(u, v), torch.nn.functional.cosine_similarity(u, v, dim=-1))
+    w, b = heads.sts_out.weight, heads.sts_out.bias
+    assert torch.allclose(heads.similarity_score(u, v), torch.cat([u, v], dim=-1) @ w[0] + b, atol=1e-6)
+    assert [name for name, _ in heads.named_parameters()] == ["sts_out.weight", "sts_out.bias"]
