@@ -5,6 +5,12 @@
 - `sup_quora`: Quora paraphrase pairs as positives; with `quora_negatives` the non-paraphrase pairs are
   pushed apart (Chen's paired loss), else only paraphrase pairs are used.
 - `sup_nli`: SNLI (premise, entailment, contradiction) triplets, contradictions as hard negatives.
+- `sup_pairs`: labelled pairs as positives, in-batch negatives (Phillips 3.3: "positive pairs are taken as
+  valid paraphrases or sentences with a similarity score of 4 or 5, with all other sentences in batch as
+  negatives"): Quora paraphrases and STS pairs with gold >= `min_similarity`, from `data`.
+- `sup_quora` with `shuffled_negatives`: David et al. 3.3's SCL: Quora paraphrase pairs plus "a third
+  column with shuffled sentences from the positive pairs, ensuring that no sentence ends up in the same
+  position" as each pair's hard negative.
 
 The method's projection (harness.model.projection: SimCSE's or Chen's MLP; evaluated only with
 `mlp_at_test`) sits on the embedding when it has one.
@@ -31,12 +37,13 @@ from harness.train.batching import length_grouped, random_batches
 from harness.train.loop import Stage
 
 CONTRADICTION = LABELS["contradiction"]
-Kind = Literal["unsup", "sup_quora", "sup_nli"]
+Kind = Literal["unsup", "sup_quora", "sup_nli", "sup_pairs"]
 # the fields each kind does not read (refused when set)
 IGNORED = {
-    "unsup": {"quora_negatives", "hard_negative_weight"},
-    "sup_quora": {"data", "hard_negative_weight"},
-    "sup_nli": {"data", "quora_negatives"},
+    "unsup": {"quora_negatives", "shuffled_negatives", "hard_negative_weight", "min_similarity"},
+    "sup_quora": {"data", "hard_negative_weight", "min_similarity"},
+    "sup_nli": {"data", "quora_negatives", "shuffled_negatives", "min_similarity"},
+    "sup_pairs": {"quora_negatives", "shuffled_negatives", "hard_negative_weight"},
 }
 
 
@@ -68,6 +75,26 @@ def unsup_sentences(sources: list[str], data_dir: Path, tasks: MultitaskData) ->
     return sorted({s for source in sources for s in pool[source]()})
 
 
+def labelled_pairs(sources: list[str], tasks: MultitaskData, min_similarity: float) -> list[tuple[str, str]]:
+    """Quora paraphrase pairs and STS pairs with gold >= `min_similarity`, as (s1, s2) positives."""
+    pairs = []
+    if "quora" in sources:
+        q = tasks.quora_train
+        pairs += [(a, b) for a, b, y in zip(q.first, q.second, q.targets, strict=True) if y == 1]
+    if "sts" in sources:
+        t = tasks.sts_train
+        pairs += [(a, b) for a, b, y in zip(t.first, t.second, t.targets, strict=True) if y >= min_similarity]
+    return pairs
+
+
+def with_shuffled_negatives(pairs: list[tuple[str, str]], seed: int = 0) -> list[tuple[str, str, str]]:
+    """(s1, s2, s2 of another pair): a random cyclic shift of a shuffled order, so no pair keeps its own."""
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    other = {order[i]: order[(i + 1) % len(order)] for i in range(len(order))}
+    return [(a, b, pairs[other[i]][1]) for i, (a, b) in enumerate(pairs)]
+
+
 def project(method: Any, sentences: list[str]) -> torch.Tensor:
     z = method.encoder.embed(sentences)
     return method.projection(z) if method.projection is not None else z
@@ -97,6 +124,10 @@ class ContrastiveStage(StageSpec):
     )
     temperature: float = Field(0.05, gt=0)
     quora_negatives: bool = Field(True, description="sup_quora: non-paraphrases pushed apart (Chen)")
+    shuffled_negatives: bool = Field(
+        False, description="sup_quora: another pair's sentence as hard negative (David et al.)"
+    )
+    min_similarity: float = Field(4.0, description="sup_pairs: STS pairs with gold >= this are positives")
     hard_negative_weight: float = Field(0.0, description="sup_nli: SimCSE's log weight on own hard negative")
     length_grouping: bool = Field(
         False,
@@ -108,13 +139,21 @@ class ContrastiveStage(StageSpec):
     @model_validator(mode="after")
     def _fields_of_the_kind(self) -> ContrastiveStage:
         refuse_set(self, self.unread(), f"by a '{self.contrastive}' contrastive stage")
+        if self.shuffled_negatives:
+            refuse_set(
+                self, {"quora_negatives"}, "with shuffled_negatives (another pair's sentence is the negative)"
+            )
+        if self.contrastive == "sup_pairs" and "data" not in self.model_fields_set:
+            self.data = ["quora", "sts"]  # Phillips: paraphrases and STS pairs of 4 or 5
+        if self.contrastive == "sup_pairs" and not set(self.data) <= {"quora", "sts"}:
+            raise ValueError("sup_pairs takes its pairs from quora and sts; set data to those")
         return self
 
     def unread(self) -> set[str]:
         return IGNORED[self.contrastive]
 
     def reads_quora(self) -> bool:
-        return self.contrastive == "sup_quora" or (self.contrastive == "unsup" and "quora" in self.data)
+        return self.contrastive == "sup_quora" or (self.contrastive != "sup_nli" and "quora" in self.data)
 
     @classmethod
     def from_params(cls, kind: str, params: Any, **schedule: Any) -> ContrastiveStage:
@@ -134,10 +173,14 @@ class ContrastiveStage(StageSpec):
             examples: list[Any] = nli_triplets(run.settings, sources.data_dir)
         else:
             tasks = run_multitask_data(run, sources.data_dir)
-            if self.contrastive == "sup_quora":
+            if self.contrastive == "sup_quora" and self.shuffled_negatives:
+                examples = with_shuffled_negatives(labelled_pairs(["quora"], tasks, self.min_similarity))
+            elif self.contrastive == "sup_quora":
                 q = tasks.quora_train
                 examples = [(a, b, int(y)) for a, b, y in zip(q.first, q.second, q.targets, strict=True)
                             if self.quora_negatives or y == 1]  # fmt: skip
+            elif self.contrastive == "sup_pairs":
+                examples = labelled_pairs(self.data, tasks, self.min_similarity)
             else:
                 examples = unsup_sentences(self.data, sources.data_dir, tasks)
         return examples[: self.limit] if self.limit else examples
@@ -146,7 +189,10 @@ class ContrastiveStage(StageSpec):
         if self.contrastive == "unsup":
             return unsup_loss(method, batch, self.temperature)
         n, tau = len(batch), self.temperature
-        if self.contrastive == "sup_quora":
+        if self.contrastive == "sup_pairs":
+            z = project(method, [b[0] for b in batch] + [b[1] for b in batch])
+            return {"loss": info_nce(z[:n], z[n:], temperature=tau)}
+        if self.contrastive == "sup_quora" and not self.shuffled_negatives:
             z = project(method, [b[0] for b in batch] + [b[1] for b in batch])
             if self.quora_negatives:
                 labels = torch.tensor([b[2] for b in batch], device=z.device)
