@@ -33,7 +33,7 @@ def test_supcl_seq_views_paper_profile() -> None:
 
 
 def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> None:
-    """Chen 3.2: the hidden state of [CLS]; a 2-layer MLP in contrastive training only; 5.3: lr 1e-5,
+    """Chen 4.1: the hidden state of [CLS]; a 2-layer MLP in contrastive training only; 5.3: lr 1e-5,
     batch 16, temperature 0.05."""
     for study in ("unsup_strategies", "pretraining_data", "gradient_surgery", "multitask_objective"):
         for run in load_study(study, "paper").grid_runs():

@@ -1,5 +1,5 @@
 """Chen's paired-label contrastive loss for Quora: paraphrase pairs are positives, non-paraphrase pairs
-negatives "whose contrastive loss is maximized instead" (Chen, section 3.2)."""
+negatives "whose contrastive loss is maximized instead" (Chen, section 4.1)."""
 
 from __future__ import annotations
 

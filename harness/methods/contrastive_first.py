@@ -1,5 +1,5 @@
 """`contrastive_first`: a contrastive stage (unsupervised or supervised, on the chosen data, with its own
-`contrastive_*` schedule), then multi-task fine-tuning on the run's schedule (Chen 3.3 setting 2; David
+`contrastive_*` schedule), then multi-task fine-tuning on the run's schedule (Chen 4.2 setting 2; David
 et al.'s UCL / SCL pre-training). For several contrastive stages write `method: pipeline`."""
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ class HeadParams(SentimentHeadParams):
 
 
 class TaskScheduleParams(Strict):
-    """How the three tasks share the fine-tuning steps (Chen 3.4; harness.train.multitask)."""
+    """How the three tasks share the fine-tuning steps (Chen 4.2; harness.train.multitask)."""
 
     combiner: Combiner = "average"
     single_task: Literal["sst", "quora", "sts"] = "sst"
@@ -103,7 +103,7 @@ class SupervisedPairParams(Strict):
 
 
 class ContrastiveStageParams(SimCSEParams, ContrastiveDataParams, UnsupDataParams, SupervisedPairParams):
-    """A contrastive stage inside a composed method: its kind and its own schedule (Chen 3.3)."""
+    """A contrastive stage inside a composed method: its kind and its own schedule (Chen 4.2)."""
 
     contrastive: Literal["unsup", "sup_quora", "sup_nli"] = "unsup"
     contrastive_epochs: int = Field(1, gt=0)

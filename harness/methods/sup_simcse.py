@@ -5,7 +5,7 @@ NLI triplets with contradictions as hard negatives (Gao et al., 2021): one contr
 Run defaults are supervised SimCSE's (princeton-nlp/SimCSE@49fa580 run_sup_example.sh:22-32; 128 a device
 on 4 GPUs = the paper's batch 512): the raw [CLS] state under the MLP, 3 epochs, batch 512, lr 5e-5, max
 length 32, no warm-up. The MLP stays at test (`mlp_at_test`) by default when NLI is trained (SimCSE's
-supervised model, no `--mlp_only_train`); on Quora alone (Chen 3.2) it is thrown away."""
+supervised model, no `--mlp_only_train`); on Quora alone (Chen 4.1) it is thrown away."""
 
 from __future__ import annotations
 

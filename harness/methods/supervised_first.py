@@ -1,4 +1,4 @@
-"""`supervised_first`: multi-task fine-tuning, then a contrastive stage (Chen 3.3 setting 1)."""
+"""`supervised_first`: multi-task fine-tuning, then a contrastive stage (Chen 4.2 setting 1)."""
 
 from __future__ import annotations
 

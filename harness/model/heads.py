@@ -70,7 +70,7 @@ class PairHeads(nn.Module):
     `separate` (one MLP per task), `first_layer` (the first Linear shared by both tasks) or `shared`
     (one MLP for both). Then
       paraphrase `linear`: w . [u, v] + b;  `bilinear`: u^T W v + b;  `cosine`: a cos(u, v) + b (a, b learnt);
-        `plain_cosine`: cos(u, v) itself, no parameters (Chen 4.2's unsupervised baseline: "a cosine
+        `plain_cosine`: cos(u, v) itself, no parameters (Chen 4.3's unsupervised baseline: "a cosine
         similarity function ... without introducing additional layers or parameters"; p = sigmoid(cos))
       similarity `cosine`: 5 cos(u, v);  `relu_cosine`: 5 ReLU(cos(u, v)) (Phillips);
         `linear`: w . [u, v] + b, a regression on the pair (David et al. 5.4, "linear layers for our

@@ -1,11 +1,11 @@
-"""`contrastive` stages (SimCSE, Gao et al. 2021; Chen 3.2; David et al. 3.2; Phillips):
+"""`contrastive` stages (SimCSE, Gao et al. 2021; Chen 4.1; David et al. 3.2; Phillips):
 
 - `unsup`: each sentence against a second dropout pass of itself (both passes in one forward call:
   dropout masks differ per row), in-batch negatives; sentences from `data` (wiki / sst / quora / sts).
 - `sup_quora`: Quora paraphrase pairs as positives; with `quora_negatives` the non-paraphrase pairs are
   pushed apart (Chen's paired loss), else only paraphrase pairs are used.
 - `sup_nli`: SNLI (premise, entailment, contradiction) triplets, contradictions as hard negatives.
-- `sup_pairs`: labelled pairs as positives, in-batch negatives (Phillips 3.3: "positive pairs are taken as
+- `sup_pairs`: labelled pairs as positives, in-batch negatives (Phillips 3.4: "positive pairs are taken as
   valid paraphrases or sentences with a similarity score of 4 or 5, with all other sentences in batch as
   negatives"): Quora paraphrases and STS pairs with gold >= `min_similarity`, from `data`.
 - `sup_quora` with `shuffled_negatives`: David et al. 3.3's SCL: Quora paraphrase pairs plus "a third

@@ -1,4 +1,4 @@
-"""Multi-task combiners for SST-5, Quora and STS (Chen 3.4; David et al. 4.2.1; Phillips): one table,
+"""Multi-task combiners for SST-5, Quora and STS (Chen 4.2; David et al. 3.1; Phillips): one table,
 name -> how the tasks share the steps of an epoch (`schedule`) and how a step's task losses become one
 update (`backward`).
 

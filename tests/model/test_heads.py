@@ -59,7 +59,7 @@ def test_the_single_linear_paraphrase_layer_has_dropout_before_it() -> None:
 
 
 def test_plain_cosine_paraphrase_and_linear_similarity_heads_by_hand() -> None:
-    """`plain_cosine`: the logit is cos(u, v), no parameters (Chen 4.2); `linear` similarity: w . [u, v] + b
+    """`plain_cosine`: the logit is cos(u, v), no parameters (Chen 4.3); `linear` similarity: w . [u, v] + b
     (David et al. 5.4)."""
     torch.manual_seed(0)
     heads = PairHeads(8, "plain_cosine", "linear").eval()
