@@ -5,7 +5,8 @@ fusion), searched as one categorical dimension `variant` crossed with `search`.
 
 A trial's fields, later ones winning: study base, profile base, the variant's fields (the study's, then
 the profile's overrides of that variant), the searched values. `load_study` validates every grid point
-of every variant before anything runs."""
+of every variant before anything runs. `seeds: [1, 2, 3]` runs every grid point once per seed (a `seed`
+dimension of the grid); the report averages them (mean +- std, n)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class Profile(BaseModel):
     base: dict[str, Any] = Field(default_factory=dict)
     search: SearchSpace | None = None
     n_trials: int | None = Field(None, gt=0)
+    seeds: list[int] | None = Field(None, min_length=1, description="overrides the study's seeds")
     variants: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="overrides of the study's variants, by name (e.g. smaller budgets)"
     )
@@ -63,6 +65,9 @@ class StudyConfig(BaseModel):
     default_profile: str = "paper"
     base: dict[str, Any] = Field(default_factory=dict)
     search: SearchSpace = Field(default_factory=dict)
+    seeds: list[int] | None = Field(
+        None, min_length=1, description="run every grid point once per seed; reports show mean +- std, n"
+    )
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict, description="name -> run fields")
     profiles: dict[str, Profile] = Field(default_factory=dict)
 
@@ -158,6 +163,13 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
     if study.variants:
         search = {VARIANT: list(study.variants), **search}
     sampler = study.sampler
+    seeds = prof.seeds if prof.seeds is not None else study.seeds
+    if seeds is not None:
+        if sampler != "grid":
+            raise HarnessError(f"{path}: 'seeds' repeats grid points; it needs sampler: grid")
+        if "seed" in search:
+            raise HarnessError(f"{path}: give the seeds once, in 'seeds' or as 'seed' in 'search', not both")
+        search = {**search, "seed": list(seeds)}
     if sampler == "grid" and any(isinstance(v, Range) for v in search.values()):
         raise HarnessError(f"{path}: a grid search needs a list of values for every field in 'search'")
     n_trials = prof.n_trials or study.n_trials

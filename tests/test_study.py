@@ -35,3 +35,21 @@ def test_changed_yaml_is_not_resumed(tmp_path: Path, tiny_bert: Path) -> None:
         run_study(load_study(path), progress=False)
     fresh = run_study(load_study(path), fresh=True, progress=False)
     assert [t.state.name for t in fresh.trials] == ["COMPLETE"]
+
+
+def test_seeds_run_every_grid_point_once_per_seed(tmp_path: Path, tiny_bert: Path) -> None:
+    import yaml
+
+    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="seeded", max_steps=2))
+    config = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**config, "seeds": [1, 2]}))
+    study = load_study(str(path))
+    assert [r.settings.seed for r in study.grid_runs()] == [1, 2] and study.n_trials == 2
+    run_study(study, progress=False)
+    runs = child_runs("seeded")
+    assert sorted(r.data.params["seed"] for r in runs) == ["1", "2"]
+    assert {r.info.status for r in runs} == {"FINISHED"}
+
+    path.write_text(yaml.safe_dump({**config, "seeds": [1], "search": {"seed": [3]}}))
+    with pytest.raises(HarnessError, match="not both"):
+        load_study(str(path))

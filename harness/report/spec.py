@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
 from harness.evaluate.registry import aggregates
@@ -30,6 +30,9 @@ class GridTable(GridSpec):
 
 
 class RunsTable(BaseModel):
+    """One row per label (runs sharing a label, e.g. seeds, are averaged: mean +- std, n), one column per
+    metric; `reference` rows print the paper's own numbers under the harness's, with the difference."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     kind: Literal["runs"]
@@ -37,6 +40,19 @@ class RunsTable(BaseModel):
     columns: dict[str, str] = Field(description="column header -> MLflow metric")
     digits: int = Field(2, ge=0, le=6)
     caption: str = ""
+    reference: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="row label -> {column header: the paper's value}, transcribed from the paper",
+    )
+    reference_source: str = Field("paper", description="how reference rows are labelled, e.g. 'Chen'")
+
+    @model_validator(mode="after")
+    def _reference_columns_exist(self) -> RunsTable:
+        for label, values in self.reference.items():
+            unknown = sorted(set(values) - set(self.columns))
+            if unknown:
+                raise ValueError(f"reference row {label!r} names columns {unknown} the table does not have")
+        return self
 
 
 class Heatmap(GridSpec):

@@ -37,7 +37,7 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
 
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
-    """One row per run labelled by `spec.label`, one column per metric."""
+    """One row per run labelled by `spec.label`, one column per metric (labels repeat across seeds)."""
     _require(frame, list(spec.columns.values()), spec.name)
     try:
         labels = [spec.label.format(**row) for row in frame.to_dict("records")]
@@ -50,12 +50,45 @@ def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
     return table
 
 
+def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
+    """(mean, sample std, n) per label, in the order the labels first appear."""
+    grouped = runs_frame(frame, spec).groupby(level=0, sort=False)
+    return grouped.mean(), grouped.std(ddof=1), grouped.size()
+
+
 def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
-    table = runs_frame(frame, spec).round(spec.digits)  # bold every value that ties the best as printed
-    table.index = [escape_latex(i) for i in table.index]
-    table.columns = [escape_latex(c) for c in table.columns]
-    styler = table.style.format(f"{{:.{spec.digits}f}}", na_rep="--").highlight_max(axis=0, props=BOLD)
-    return _booktabs(styler, spec.name, spec.caption)
+    """Means (with +- std and n where a label has several runs, e.g. seeds), the best mean per column in
+    bold (ties as printed bold alike), and under each label with a `reference` its paper's values and the
+    difference harness - paper (a reference whose label has no runs yet is left out)."""
+    mean, std, count = runs_summary(frame, spec)
+    digits = spec.digits
+    best = mean.round(digits).max()
+    rows: list[tuple[str, list[str]]] = []
+    for label in mean.index:
+        cells = []
+        for column in mean.columns:
+            value = mean.at[label, column]
+            text = "--" if pd.isna(value) else f"{value:.{digits}f}"
+            if count[label] > 1 and not pd.isna(std.at[label, column]):
+                text += f" $\\pm$ {std.at[label, column]:.{digits}f}"
+            if not pd.isna(value) and round(value, digits) == best[column]:
+                text = f"\\textbf{{{text}}}"
+            cells.append(text)
+        name = escape_latex(label) + (f" ($n={count[label]}$)" if count[label] > 1 else "")
+        rows.append((name, cells))
+        paper = spec.reference.get(label)
+        if paper:
+            unique = "{}" * len(rows)  # an empty group keeps the reference rows' labels distinct
+            source = escape_latex(spec.reference_source)
+            rows.append((f"\\quad {source}{unique}",
+                         [f"{paper[c]:.{digits}f}" if c in paper else "" for c in mean.columns]))  # fmt: skip
+            rows.append((f"\\quad $\\Delta${unique}", [
+                f"{mean.at[label, c] - paper[c]:+.{digits}f}" if c in paper and not pd.isna(mean.at[label, c])
+                else "" for c in mean.columns
+            ]))  # fmt: skip
+    shown = pd.DataFrame([cells for _, cells in rows], index=[name for name, _ in rows],
+                         columns=[escape_latex(c) for c in mean.columns])  # fmt: skip
+    return _booktabs(shown.style, spec.name, spec.caption)
 
 
 def _booktabs(styler: Styler, name: str, caption: str) -> str:

@@ -22,3 +22,32 @@ def test_shipped_specs_validate() -> None:
     for path in STUDIES_DIR.glob("*.yaml"):
         assert (REPORTS_DIR / path.name).is_file(), f"{path.stem} has no report spec"
         assert load_spec(path.stem).study == path.stem
+
+
+def test_every_reference_row_names_a_row_the_study_produces() -> None:
+    """A typo in a transcribed label would silently drop the paper's numbers from the report."""
+    from harness.report.spec import RunsTable
+    from harness.study_spec import load_study
+
+    checked = 0
+    for path in STUDIES_DIR.glob("*.yaml"):
+        labels = None
+        for table in load_spec(path.stem).tables:
+            if isinstance(table, RunsTable) and table.reference:
+                if labels is None:
+                    runs = load_study(path.stem, "paper").grid_runs()
+                    labels = {table.label.format(**run.flat()) for run in runs}
+                assert set(table.reference) <= labels, (path.stem, set(table.reference) - labels)
+                checked += 1
+    assert checked >= 4
+
+
+def test_a_reference_column_the_table_lacks_is_refused() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from harness.report.spec import RunsTable
+
+    with pytest.raises(ValidationError, match="names columns"):
+        RunsTable(name="t", kind="runs", label="{variant}", columns={"Overall": "dev.overall"},
+                  reference={"fusion": {"Overal": 0.5}})  # fmt: skip
