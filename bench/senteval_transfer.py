@@ -2,12 +2,16 @@
 
     git clone https://github.com/facebookresearch/SentEval /path/SentEval   # 5d6dc11; not on PyPI
     .venv/bin/python bench/senteval_transfer.py --senteval /path/SentEval [--tasks SST5,TREC] [--model DIR]
+        [--classifier sklearn|pytorch]
 
 Every distinct sentence of the chosen tasks is encoded once (fp32, the harness's embedding cache); then
 each task is scored by `harness.evaluate.transfer.evaluate_transfer` and by SentEval's task class
 (`senteval.binary`, `.sst`, `.trec`, `.mrpc`, scikit-learn path, k = 5), whose batcher looks up the same
 vectors by the joined tokens. Prints both scores, the largest difference and the seconds each took.
-SentEval is imported from the given checkout, never part of this repository.
+SentEval is imported from the given checkout, never part of this repository. With `--classifier pytorch`
+both run SentEval's PyTorch logistic regression (prototyping settings, Liao's); SentEval's code moves
+everything to CUDA, so this script runs it on the CPU by answering its `.cuda()` and `torch.device("cuda")`
+with the CPU, and gives its `inspect.getargspec` (gone in Python 3.11) the full-spec function.
 """
 
 from __future__ import annotations
@@ -24,8 +28,30 @@ from harness.data.paths import resolve_data_dir
 from harness.data.transfer import TRANSFER_TASKS, read_transfer
 from harness.evaluate.cache import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder
-from harness.evaluate.transfer import evaluate_transfer
+from harness.evaluate.transfer import evaluate_transfer, probe_for
 from harness.model.encoder import Encoder
+
+
+def senteval_on_cpu() -> None:
+    """Run SentEval's PyTorch classifier on the CPU (this process only)."""
+    import inspect
+
+    import torch
+    from senteval.tools import classifier
+
+    inspect.getargspec = inspect.getfullargspec  # type: ignore[attr-defined]
+    torch.nn.Module.cuda = lambda self, *args, **kwargs: self  # type: ignore[method-assign]
+    torch.Tensor.cuda = lambda self, *args, **kwargs: self  # type: ignore[method-assign]
+
+    class CPUTorch:
+        def __getattr__(self, name: str) -> object:
+            return getattr(torch, name)
+
+        @staticmethod
+        def device(*_: object) -> torch.device:
+            return torch.device("cpu")
+
+    classifier.torch = CPUTorch()
 
 
 class Params(dict):
@@ -61,6 +87,7 @@ def main() -> None:
     parser.add_argument("--tasks", default=",".join(TRANSFER_TASKS))
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--classifier", default="sklearn", choices=["sklearn", "pytorch"])
     args = parser.parse_args()
     sys.path.insert(0, str(Path(args.senteval).resolve()))
     data = resolve_data_dir(args.data_dir)
@@ -68,7 +95,13 @@ def main() -> None:
     splits = {t: read_transfer(data, t) for t in tasks}
     sentences = sorted({s for task in splits.values() for part in task.values() for s in part.sentences()})
     vectors = SentenceEncoder(Encoder(args.model, "mean", None), 128, None, EmbeddingCache(), True)(sentences)
-    params = Params(batch_size=128, usepytorch=False, classifier={"nhid": 0}, nhid=0, kfold=5, seed=1111)
+    pytorch = args.classifier == "pytorch"
+    if pytorch:
+        senteval_on_cpu()
+    settings = {"nhid": 0, "optim": "rmsprop", "batch_size": 128, "tenacity": 3, "epoch_size": 2}
+    params = Params(batch_size=128, usepytorch=pytorch, classifier=settings if pytorch else {"nhid": 0},
+                    nhid=0, kfold=5, seed=1111)  # fmt: skip
+    probe = probe_for(args.classifier)
 
     def batcher(_: object, batch: list[list[str]]) -> np.ndarray:
         return np.stack([vectors[" ".join(tokens)] for tokens in batch])
@@ -78,7 +111,7 @@ def main() -> None:
     worst = 0.0
     for task in tasks:
         start = time.perf_counter()
-        ours = evaluate_transfer(task, splits[task], vectors, 5)
+        ours = evaluate_transfer(task, splits[task], vectors, 5, probe)
         middle = time.perf_counter()
         theirs = senteval_task(data / "senteval", task).run(params, batcher)
         end = time.perf_counter()

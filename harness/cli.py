@@ -95,6 +95,14 @@ def worker_cmd(
 @click.option("--suite", help="task set: sts (default), transfer, full (see `harness tasks`)")
 @click.option("--text", default="senteval", show_default=True, type=click.Choice(TEXT_VARIANTS))
 @click.option("--preset", default="prototyping", show_default=True, type=click.Choice(list(TRANSFER_FOLDS)))
+@click.option(
+    "--classifier",
+    default="sklearn",
+    show_default=True,
+    type=click.Choice(["sklearn", "pytorch", "pytorch_adam"]),
+    help="transfer tasks: scikit-learn's logistic regression, or SentEval's PyTorch one with its "
+    "prototyping (Liao's) or default (adam) settings",
+)
 @click.option("--json", "json_path", help="write the results as JSON to this file")
 @click.option("--mlflow", "to_mlflow", is_flag=True, help="log the results into an MLflow run")
 @click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
@@ -113,6 +121,7 @@ def eval_cmd(
     suite: str | None,
     text: str,
     preset: str,
+    classifier: str,
     json_path: str | None,
     to_mlflow: bool,
     experiment: str,
@@ -144,6 +153,7 @@ def eval_cmd(
         max_seq_length,
         not no_cache,
         not no_progress,
+        classifier,
     )
     click.echo(format_table(results))
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]

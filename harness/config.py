@@ -45,6 +45,18 @@ class RunConfig(BaseModel):
     objective_metric: str | None = Field(
         None, description="the dev score that ranks trials and checkpoints; unset: the objective's default"
     )
+    eval_suite: str = Field(
+        "sts",
+        description="final evaluation of runs scored on embeddings, beside STS: a suite (sts, transfer, "
+        "full) or a comma list of tasks (see `harness tasks`)",
+    )
+    transfer_classifier: Literal["sklearn", "pytorch", "pytorch_adam"] = Field(
+        "sklearn",
+        description="transfer tasks' logistic regression: scikit-learn, or SentEval's PyTorch one (Liao)",
+    )
+    transfer_preset: Literal["prototyping", "default"] = Field(
+        "prototyping", description="SentEval's k: 5 or 10"
+    )
     log_every: int = Field(10, gt=0)
     eval_batch_size: int = Field(128, gt=0)
     text_variant: TextVariant = "senteval"

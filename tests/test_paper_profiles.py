@@ -18,6 +18,10 @@ def test_liao_lambda_tau_sweep_paper_profile() -> None:
     assert params.normalize is False and params.classifier == "two_linear"  # eq. 2; 3
     # 3 is silent on these; the authors' code (994712c bert_sent_embed.py:114-168) decides
     assert params.anchors == "entailment_row" and params.draw == "random"
+    # Tables 4-5 on the transfer tasks: 10 folds (the paper's text), SentEval's PyTorch classifier (the code)
+    assert (settings.eval_suite, settings.transfer_preset, settings.transfer_classifier) == (
+        "transfer", "default", "pytorch"
+    )  # fmt: skip
 
 
 def test_liaos_two_layer_classifier_has_no_activation() -> None:

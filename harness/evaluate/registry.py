@@ -23,9 +23,11 @@ Loader = Callable[[Path, str], Any]
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    """What a scorer may be told: `preset` is SentEval's transfer setting (prototyping: 5 folds)."""
+    """What a scorer may be told: `preset` is SentEval's transfer setting (prototyping: 5 folds) and
+    `classifier` its logistic regression (`sklearn`, or SentEval's `pytorch` one, as Liao ran it)."""
 
     preset: str = "prototyping"
+    classifier: str = "sklearn"
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ def run_eval(
     max_length: int | None = None,
     cache: bool = True,
     progress: bool = True,
+    classifier: str = "sklearn",
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
     """(results per task, the settings that produced them: the run's options plus `hardware`, the
     resolved precision and what it ran on, see `harness.device.hardware_tags`)."""
@@ -54,9 +55,10 @@ def run_eval(
     encoder = Encoder(model, pooler, max_length).to(chosen)
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
     start = time.perf_counter()
-    results = evaluate_tasks(encode_fn, root, tasks, text, preset)  # type: ignore[arg-type]
+    results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier)  # type: ignore[arg-type]
     settings = {
-        "model": model, "pooler": pooler, "text": text, "preset": preset, "tasks": ",".join(tasks),
+        "model": model, "pooler": pooler, "text": text, "preset": preset, "classifier": classifier,
+        "tasks": ",".join(tasks),
         "precision": hardware["precision"], "device": str(chosen), "max_length": encoder.max_length,
         "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1), "hardware": hardware,
     }  # fmt: skip

@@ -46,6 +46,7 @@ def evaluate_tasks(
     names: Sequence[str],
     variant: Variant = "senteval",
     preset: str = "prototyping",
+    classifier: str = "sklearn",
 ) -> dict[str, dict[str, object]]:
     """Scores per task, in the JSON shape of `harness eval`: every distinct sentence of every task is
     encoded once, then each task's scorer runs on those embeddings."""
@@ -57,7 +58,7 @@ def evaluate_tasks(
     for task in chosen:
         sentences.update(task.sentences(data[task.name]))
     embeddings = encode_fn(sorted(sentences))
-    options = ScoreOptions(preset)
+    options = ScoreOptions(preset, classifier)
     return {task.name: task.score(data[task.name], embeddings, options) for task in chosen}
 
 

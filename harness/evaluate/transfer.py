@@ -28,6 +28,8 @@ warm start from the previous C, gives other numbers: neither is used. MRPC featu
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -37,12 +39,14 @@ from sklearn.model_selection import StratifiedKFold
 
 from harness.choices import TRANSFER_FOLDS
 from harness.data.transfer import BINARY_FILES, Labelled
+from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression, TorchProbeConfig
 
 SEED = 1111
 PRESETS = TRANSFER_FOLDS
 INNER_GRID = [2.0**t for t in range(-2, 4)]
 KFOLD_GRID = [2.0**t for t in range(-1, 6)]
 SPLIT_GRID = [2.0**t for t in range(-2, 4)]
+TORCH_GRID = [10.0**t for t in range(-5, -1)]
 
 Embeddings = dict[str, np.ndarray]
 
@@ -52,38 +56,68 @@ def percent(fraction: float) -> float:
     return round(100 * float(fraction), 2)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, c: float) -> LogisticRegression:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return LogisticRegression(C=c, random_state=SEED).fit(x, y)
+@dataclass(frozen=True)
+class Probe:
+    """How one classifier is built and fitted. scikit-learn (`usepytorch=False`): C grids per protocol,
+    validation data unused. PyTorch (`usepytorch=True`, harness.evaluate.torch_probe): the L2 grid
+    10^-5..10^-2 for every protocol (validation.py:60, :122, :199), fitted with early stopping on the
+    given validation data, or on a held-out 5% of the training part for the refits (:90, :172)."""
+
+    torch: TorchProbeConfig | None = None
+
+    def grid(self, protocol: str) -> list[float]:
+        if self.torch is not None:
+            return TORCH_GRID
+        return {"inner": INNER_GRID, "kfold": KFOLD_GRID, "split": SPLIT_GRID}[protocol]
+
+    def fit(self, x: np.ndarray, y: np.ndarray, reg: float, validation: tuple | None = None) -> Any:
+        if self.torch is not None:
+            classes = int(max(y.max(), validation[1].max() if validation else 0)) + 1
+            return TorchLogisticRegression(x.shape[1], classes, reg, self.torch).fit(x, y, validation)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return LogisticRegression(C=reg, random_state=SEED).fit(x, y)
+
+
+SKLEARN = Probe()
 
 
 def _folds(k: int) -> StratifiedKFold:
     return StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
 
 
-def _best_c(x: np.ndarray, y: np.ndarray, grid: list[float], k: int) -> tuple[float, float]:
-    """(the first C with the best rounded mean k-fold accuracy, that score)."""
+def _best_reg(x: np.ndarray, y: np.ndarray, probe: Probe, protocol: str, k: int) -> tuple[float, float]:
+    """(the first regularisation with the best rounded mean k-fold accuracy, that score)."""
     folds = list(_folds(k).split(x, y))
-    scores = [percent(np.mean([_fit(x[tr], y[tr], c).score(x[te], y[te]) for tr, te in folds])) for c in grid]
+    grid = probe.grid(protocol)
+    scores = [
+        percent(np.mean([probe.fit(x[tr], y[tr], r, (x[te], y[te])).score(x[te], y[te]) for tr, te in folds]))
+        for r in grid
+    ]
     best = int(np.argmax(scores))
     return grid[best], scores[best]
 
 
-def inner_kfold(x: np.ndarray, y: np.ndarray, k: int) -> dict[str, float]:
+def inner_kfold(x: np.ndarray, y: np.ndarray, k: int, probe: Probe = SKLEARN) -> dict[str, float]:
     dev, test = [], []
     for tr, te in _folds(k).split(x, y):
-        c, dev_acc = _best_c(x[tr], y[tr], INNER_GRID, k)
+        reg, dev_acc = _best_reg(x[tr], y[tr], probe, "inner", k)
         dev.append(dev_acc)
-        test.append(percent(_fit(x[tr], y[tr], c).score(x[te], y[te])))
+        test.append(percent(probe.fit(x[tr], y[tr], reg).score(x[te], y[te])))
     return {"acc": round(float(np.mean(test)), 2), "devacc": round(float(np.mean(dev)), 2), "n": len(y)}
 
 
 def kfold_then_test(
-    x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, k: int, f1: bool = False
+    x: np.ndarray,
+    y: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    k: int,
+    f1: bool = False,
+    probe: Probe = SKLEARN,
 ) -> dict[str, float]:
-    c, dev_acc = _best_c(x, y, KFOLD_GRID, k)
-    predicted = _fit(x, y, c).predict(x_test)
+    reg, dev_acc = _best_reg(x, y, probe, "kfold", k)
+    predicted = np.asarray(probe.fit(x, y, reg).predict(x_test)).reshape(-1)
     scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_acc, "n": len(y_test)}
     if f1:
         scores["f1"] = percent(f1_score(y_test, predicted))
@@ -91,9 +125,16 @@ def kfold_then_test(
 
 
 def split(
-    x: np.ndarray, y: np.ndarray, x_dev: np.ndarray, y_dev: np.ndarray, x_test: np.ndarray, y_test: np.ndarray
+    x: np.ndarray,
+    y: np.ndarray,
+    x_dev: np.ndarray,
+    y_dev: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    probe: Probe = SKLEARN,
 ) -> dict[str, float]:
-    models = [_fit(x, y, c) for c in SPLIT_GRID]
+    grid = probe.grid("split")
+    models = [probe.fit(x, y, reg, (x_dev, y_dev)) for reg in grid]
     dev_scores = [percent(model.score(x_dev, y_dev)) for model in models]
     best = int(np.argmax(dev_scores))
     return {"acc": percent(models[best].score(x_test, y_test)), "devacc": dev_scores[best], "n": len(y_test)}
@@ -121,13 +162,22 @@ def features(data: Labelled, embeddings: Embeddings) -> np.ndarray:
 
 
 def evaluate_transfer(
-    task: str, splits: dict[str, Labelled], embeddings: Embeddings, k: int
+    task: str, splits: dict[str, Labelled], embeddings: Embeddings, k: int, probe: Probe = SKLEARN
 ) -> dict[str, float]:
     """One transfer task's scores (`acc`, `devacc`, `n`, and `f1` for MRPC), each as SentEval reports it."""
     ordered = {name: senteval_order(part) for name, part in splits.items()}
     parts = {name: (features(part, embeddings), part.labels) for name, part in ordered.items()}
     if task in BINARY_FILES:
-        return inner_kfold(*parts["all"], k)
+        return inner_kfold(*parts["all"], k, probe)
     if task in ("SST2", "SST5"):
-        return split(*parts["train"], *parts["dev"], *parts["test"])
-    return kfold_then_test(*parts["train"], *parts["test"], k, f1=task == "MRPC")
+        return split(*parts["train"], *parts["dev"], *parts["test"], probe)
+    return kfold_then_test(*parts["train"], *parts["test"], k, f1=task == "MRPC", probe=probe)
+
+
+CLASSIFIERS = ("sklearn", *CONFIGS)
+
+
+def probe_for(classifier: str) -> Probe:
+    """`sklearn` (SentEval's `usepytorch=False`), `pytorch` (SentEval's PyTorch logistic regression with
+    its prototyping settings, Liao's) or `pytorch_adam` (its default settings)."""
+    return Probe(CONFIGS[classifier]) if classifier != "sklearn" else SKLEARN

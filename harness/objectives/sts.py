@@ -1,13 +1,16 @@
 """`sts`: STS-B dev Spearman during training (or Pearson); finally STS12-16, STS-B test and SICK-R test
-(cosine similarity vs gold, x 100) and their average `STS.avg` (harness/evaluate/tasks/sts.py)."""
+(cosine similarity vs gold, x 100) and their average `STS.avg` (harness/evaluate/tasks/sts.py), and with
+`eval_suite: transfer` / `full` the SentEval transfer tasks (`transfer_classifier`, `transfer_preset`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
+from harness.evaluate.registry import get_task, suites
 from harness.evaluate.sts import STS_TASKS, load_sts_task
-from harness.evaluate.suite import evaluate_tasks, flat_metrics
+from harness.evaluate.suite import evaluate_tasks, flat_metrics, resolve_tasks
 from harness.objectives.registry import Objective, register_objective
 
 DEV_TASK = "STSBenchmark-dev"
@@ -24,12 +27,30 @@ class STSObjective(Objective):
         return {f"STSBenchmark.{k}": float(dev[DEV_TASK][k]) for k in ("spearman", "pearson")}
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
-        results = evaluate_tasks(self.final_encode, self.data_dir, STS_TASKS, self.run.settings.text_variant)
+        """The STS test sets, plus the `eval_suite`'s tasks (SentEval transfer: Liao Tables 3-5)."""
+        s = self.run.settings
+        tasks = final_tasks(s.eval_suite)
+        results = evaluate_tasks(self.final_encode, self.data_dir, tasks, s.text_variant, s.transfer_preset,
+                                 s.transfer_classifier)  # fmt: skip
         return flat_metrics(results), results
+
+    @classmethod
+    def check_metric(cls, run: Any, where: str) -> None:
+        super().check_metric(run, where)
+        try:
+            final_tasks(run.settings.eval_suite)
+        except HarnessError as exc:
+            raise HarnessError(f"{where}: field 'eval_suite': {exc}") from None
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         variant = run.settings.text_variant
-        for task in STS_TASKS:
-            load_sts_task(data_dir, task, variant)
+        for name in final_tasks(run.settings.eval_suite):
+            get_task(name).load(data_dir, variant)
         load_sts_task(data_dir, "STSBenchmark", variant, "dev")
+
+
+def final_tasks(choice: str) -> list[str]:
+    """The STS test sets, then the other tasks of `choice` (a suite's name or a comma list of tasks)."""
+    named = resolve_tasks(suite=choice) if choice in suites() else resolve_tasks(choice)
+    return [*STS_TASKS, *(t for t in named if t not in STS_TASKS)]

@@ -90,3 +90,37 @@ def test_senteval_order_sorts_stably_by_tokens_then_label() -> None:
         ("x", "p q", 1),
         ("x y", "p", 0),
     ]
+
+
+def test_senteval_pytorch_probe_is_deterministic_and_leaves_the_process_rngs_alone() -> None:
+    """SentEval's `usepytorch` logistic regression (harness.evaluate.torch_probe): seeded per classifier
+    with 1111, so two fits agree exactly, and the caller's torch / numpy streams are not consumed."""
+    import torch
+
+    from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression
+
+    x, y = noisy(200, 3)
+    x = x.astype(np.float32)
+    torch.manual_seed(5)
+    np.random.seed(5)
+    before = (torch.rand(1).item(), np.random.rand())
+    torch.manual_seed(5)
+    np.random.seed(5)
+    first = TorchLogisticRegression(20, 2, 1e-4, CONFIGS["pytorch"]).fit(x[:150], y[:150], (x[150:], y[150:]))
+    second = TorchLogisticRegression(20, 2, 1e-4, CONFIGS["pytorch"]).fit(
+        x[:150], y[:150], (x[150:], y[150:])
+    )
+    assert (torch.rand(1).item(), np.random.rand()) == before
+    assert torch.equal(first.model.weight, second.model.weight)
+    assert first.score(x[150:], y[150:]) == second.score(x[150:], y[150:])
+
+
+def test_senteval_pytorch_protocols_reach_100_on_separable_sets() -> None:
+    from harness.evaluate.transfer import probe_for
+
+    probe = probe_for("pytorch")
+    x, y = separable(60, 2, 0)
+    assert inner_kfold(x.astype(np.float32), y, 3, probe)["acc"] == pytest.approx(100.0)
+    x3, y3 = separable(60, 3, 1)
+    scores = split(x3.astype(np.float32), y3, x3.astype(np.float32), y3, x3.astype(np.float32), y3, probe)
+    assert scores["acc"] == pytest.approx(100.0)

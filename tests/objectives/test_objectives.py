@@ -142,3 +142,17 @@ def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
 def test_scoring_an_untrained_head_with_parameters_is_refused(fields: dict, message: str) -> None:
     with pytest.raises(HarnessError, match=message):
         resolve_run({"method": "pipeline", "score_tasks": "all", **fields})
+
+
+def test_a_study_can_score_its_trials_on_the_transfer_tasks(tmp_path: Path, tiny_bert: Path) -> None:
+    """Liao Tables 3-5: `eval_suite` adds tasks to the final scores (`transfer` for all eight; two here,
+    to stay fast), scored by SentEval's PyTorch classifier on request."""
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="with-transfer", max_steps=2,
+                      eval_suite="TREC,SST2", transfer_classifier="pytorch")  # fmt: skip
+    run_study(load_study(path), progress=False)
+    (run,) = child_runs("with-transfer")
+    metrics = run.data.metrics
+    assert "STS.avg" in metrics and {"TREC.acc", "TREC.devacc", "SST2.acc"} <= set(metrics)
+    assert run.data.params["transfer_classifier"] == "pytorch"
+    with pytest.raises(HarnessError, match="field 'eval_suite': unknown task"):
+        resolve_run({"method": "scl", "eval_suite": "TREC,NOPE"})

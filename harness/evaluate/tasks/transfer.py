@@ -11,7 +11,7 @@ from harness.data.transfer import TRANSFER_TASKS, Labelled, read_transfer
 from harness.evaluate.registry import ScoreOptions, declare_aggregate, declare_suite, register_task
 from harness.evaluate.tasks.geometry import GEOMETRY
 from harness.evaluate.tasks.sts import STS_TEST
-from harness.evaluate.transfer import PRESETS, evaluate_transfer
+from harness.evaluate.transfer import PRESETS, evaluate_transfer, probe_for
 
 SPLITS = {"SST2": ("train", "dev", "test"), "SST5": ("train", "dev", "test"), "TREC": ("train", "test"),
           "MRPC": ("train", "test")}  # fmt: skip
@@ -28,7 +28,8 @@ def labelled_sentences(splits: dict[str, Labelled]) -> Iterable[str]:
 
 def _scorer(task: str):  # noqa: ANN202
     def score(splits: dict[str, Labelled], embeddings: dict, options: ScoreOptions) -> dict[str, object]:
-        return evaluate_transfer(task, splits, embeddings, PRESETS[options.preset])
+        probe = probe_for(options.classifier)
+        return evaluate_transfer(task, splits, embeddings, PRESETS[options.preset], probe)
 
     return score
 
