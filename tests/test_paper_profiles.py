@@ -45,6 +45,7 @@ def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> N
             assert (run.settings.lr, run.settings.batch_size) == (1e-5, 16), study
             assert run.settings.lr_schedule == "constant", study  # 7: no schedule was used
             assert run.settings.warmup_ratio == 0.0, study
+            assert run.settings.eval_every == "epoch", study  # 5.3: evaluated after each epoch
             stages = run.method.pipeline(run.params)
             if any(stage.needs_projection for stage in stages):
                 assert run.params.projection == "simclr" and run.params.mlp_at_test is False, study

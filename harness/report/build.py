@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from harness.report.collect import trial_frame
-from harness.report.figures import heatmap
-from harness.report.spec import GridTable, load_spec
+from harness.report.collect import histories, trial_frame
+from harness.report.figures import curve, curve_frame, heatmap
+from harness.report.spec import Curve, GridTable, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.tracking import Tracker
 
@@ -43,8 +43,15 @@ def build_report(
             latex = grid_latex(frame, table) if isinstance(table, GridTable) else runs_latex(frame, table)
             (staging / f"{table.name}.tex").write_text(latex, encoding="utf-8")
             body.append(f"\\input{{{table.name}.tex}}")
+        tracker = Tracker(tracking_uri)
         for figure in spec.figures:
-            heatmap(frame, figure, staging / f"{figure.name}.png")
+            if isinstance(figure, Curve):
+                ids = list(frame["run_id"])
+                epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
+                points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)
+                curve(points, figure, staging / f"{figure.name}.png")
+            else:
+                heatmap(frame, figure, staging / f"{figure.name}.png")
             body.append(
                 "\\begin{figure}[h]\\centering"
                 f"\\includegraphics[width=0.6\\linewidth]{{{figure.name}.png}}\\end{{figure}}"

@@ -61,3 +61,17 @@ def _number(text: str) -> object:
     except ValueError:
         return text
     return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+
+
+def histories(tracker: Tracker, run_ids: list[str], metric: str) -> dict[str, dict[int, float]]:
+    """step -> value of `metric` per run, the first value logged at each step (a trial logs its final
+    scores at its last step after the evaluation there)."""
+    out: dict[str, dict[int, float]] = {}
+    for run_id in run_ids:
+        points: dict[int, float] = {}
+        for m in sorted(
+            tracker.client.get_metric_history(run_id, metric), key=lambda m: (m.step, m.timestamp)
+        ):
+            points.setdefault(m.step, m.value)
+        out[run_id] = points
+    return out

@@ -1,4 +1,5 @@
-"""Figures: a heatmap of one metric over a two-parameter grid, the best cell outlined."""
+"""Figures: a heatmap of one metric over a two-parameter grid, the best cell outlined; curves of a metric
+during training, one line per label."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from harness.report.spec import Heatmap  # noqa: E402
+from harness.errors import HarnessError  # noqa: E402
+from harness.report.spec import Curve, Heatmap  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
 
 GREEK = {"lambda": "λ", "tau": "τ"}
@@ -38,6 +40,47 @@ def heatmap(frame: pd.DataFrame, spec: Heatmap, path: Path) -> None:
         ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
     ax.set_title(spec.title or spec.metric)
     fig.colorbar(image, ax=ax, label=spec.metric)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def curve_frame(frame: pd.DataFrame, spec: Curve, history: dict, epochs: dict) -> pd.DataFrame:
+    """Long frame (label, run_id, x, value): each run's metric history, at epoch ends for `x: epoch`
+    (the step at which `train.epoch` was logged)."""
+    rows = []
+    for record in frame.to_dict("records"):
+        try:
+            label = spec.label.format(**record)
+        except KeyError as exc:
+            raise HarnessError(
+                f"figure {spec.name}: label uses {exc}, which is not a param of the runs"
+            ) from None
+        points = history.get(record["run_id"], {})
+        if spec.x == "epoch":
+            at = epochs.get(record["run_id"], {})
+            points = {int(at[step]): value for step, value in points.items() if step in at}
+        rows += [{"label": label, "run_id": record["run_id"], "x": x, "value": v} for x, v in points.items()]
+    if not rows:
+        raise HarnessError(
+            f"figure {spec.name}: no run logged {spec.metric} by {spec.x}; fix reports/<study>.yaml"
+        )
+    return pd.DataFrame(rows)
+
+
+def curve(points: pd.DataFrame, spec: Curve, path: Path) -> None:
+    """One line per label: the mean over its runs at each x, the min-max spread shaded when several."""
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for label, group in points.groupby("label", sort=False):
+        stats = group.groupby("x")["value"].agg(["mean", "min", "max", "count"]).sort_index()
+        ax.plot(stats.index, stats["mean"], marker="o", markersize=3, label=str(label))
+        if (stats["count"] > 1).any():
+            ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.2)
+    ax.set_xlabel(spec.x)
+    ax.set_ylabel(spec.metric)
+    ax.set_title(spec.title or spec.metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)

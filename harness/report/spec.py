@@ -60,12 +60,25 @@ class Heatmap(GridSpec):
     title: str = ""
 
 
+class Curve(BaseModel):
+    """A metric's history during training, one line per label (runs sharing a label, e.g. seeds: their
+    mean, the spread shaded), against the step or, with `x: epoch`, the epoch (Chen Fig. 2)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["curve"]
+    metric: str = Field(description="a step metric, e.g. dev.overall")
+    label: str = Field(description="line label template over params, e.g. '{variant}'")
+    x: Literal["step", "epoch"] = "step"
+    title: str = ""
+
+
 class ReportSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     study: str
     title: str
     tables: list[GridTable | RunsTable] = Field(default_factory=list)
-    figures: list[Heatmap] = Field(default_factory=list)
+    figures: list[Heatmap | Curve] = Field(default_factory=list)
 
 
 SHORT_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}  # as SimCSE's tables print them

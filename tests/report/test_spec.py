@@ -51,3 +51,14 @@ def test_a_reference_column_the_table_lacks_is_refused() -> None:
     with pytest.raises(ValidationError, match="names columns"):
         RunsTable(name="t", kind="runs", label="{variant}", columns={"Overall": "dev.overall"},
                   reference={"fusion": {"Overal": 0.5}})  # fmt: skip
+
+
+def test_shipped_captions_are_valid_latex_text() -> None:
+    """Captions go into LaTeX as written (they may hold math such as $\\lambda$): outside math, none of
+    LaTeX's special characters may stand bare (an underscore in a variant's name broke a PDF)."""
+    import re
+
+    for path in REPORTS_DIR.glob("*.yaml"):
+        for table in load_spec(path.stem).tables:
+            text = re.sub(r"\$[^$]*\$", "", table.caption)
+            assert not re.search(r"(?<!\\)[_%&#]", text), (path.stem, table.name)

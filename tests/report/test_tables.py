@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.report.tables import escape_latex
 
 
@@ -35,3 +37,21 @@ def test_runs_table_averages_seeds_and_prints_the_papers_numbers_with_the_differ
     delta = next(line for line in lines if "Delta" in line)
     assert "0.520 & 0.465" in chen and "+0.000 & -0.005" in delta
     assert r"baseline & 0.400 & \textbf{0.510} \\" in lines
+
+
+def test_curve_points_follow_epochs_and_average_seeds(tmp_path) -> None:  # noqa: ANN001
+    import pandas as pd
+
+    from harness.report.figures import curve, curve_frame
+    from harness.report.spec import Curve
+
+    frame = pd.DataFrame({"run_id": ["a", "b", "c"], "variant": ["x", "x", "y"]})
+    history = {"a": {10: 0.5, 20: 0.6, 25: 0.61}, "b": {10: 0.7, 20: 0.8}, "c": {10: 0.1, 20: 0.2}}
+    epochs = {"a": {10: 1, 20: 2}, "b": {10: 1, 20: 2}, "c": {10: 1, 20: 2}}
+    spec = Curve(name="fig", kind="curve", metric="dev.overall", label="{variant}", x="epoch")
+    points = curve_frame(frame, spec, history, epochs)
+    assert sorted(points[points.label == "x"].x.unique()) == [1, 2]  # step 25 is no epoch end
+    means = points.groupby(["label", "x"])["value"].mean()
+    assert means[("x", 2)] == pytest.approx(0.7) and means[("y", 1)] == pytest.approx(0.1)
+    curve(points, spec, tmp_path / "fig.png")
+    assert (tmp_path / "fig.png").stat().st_size > 1000
