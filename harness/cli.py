@@ -182,16 +182,24 @@ def tasks_cmd() -> None:
 
 
 @cli.command("report")
-@click.argument("study")
+@click.argument("study", required=False)
+@click.option("--all", "book", is_flag=True, help="every study in one reproduction book (reports/build/book)")
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--out", default="reports/build", show_default=True, help="output root")
 @click.option("--profile", help="which profile's runs (default: the latest study run)")
 @click.option("--no-pdf", is_flag=True, help="skip pdflatex")
-def report_cmd(study: str, tracking_uri: str | None, out: str, profile: str | None, no_pdf: bool) -> None:
-    """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow."""
-    from harness.report.build import build_report
+def report_cmd(
+    study: str | None, book: bool, tracking_uri: str | None, out: str, profile: str | None, no_pdf: bool
+) -> None:
+    """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book."""
+    from harness.report.build import build_book, build_report
 
-    folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
+    if book == (study is not None):
+        raise HarnessError("name one STUDY or give --all (the book of every study), not both or neither")
+    if book:
+        folder = build_book(tracking_uri, out, profile, pdf=not no_pdf)
+    else:
+        folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
         click.echo(f"  {path.name}")

@@ -23,6 +23,8 @@ from tests.helpers import harness
         ),
         (["run-study", "lambda_tau_sweep", "--data-dir", "/no/such"], "error: data directory /no/such"),
         (["report", "lambda_tau_sweep"], "error: no MLflow experiment 'lambda_tau_sweep'"),
+        (["report"], "error: name one STUDY or give --all"),
+        (["report", "lambda_tau_sweep", "--all"], "error: name one STUDY or give --all"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.report.build import build_report
+from harness.report.build import build_book, build_report
 from harness.runner import run_study
 from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
@@ -48,7 +48,17 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
     target = build_report("unsup_strategies", None, str(tmp_path / "reports"), None, pdf=False)
     table = (target / "dev_scores.tex").read_text()
     rows = [line.split("&")[0].strip() for line in table.splitlines() if "&" in line and "\\\\" in line]
-    assert sorted(rows[1:]) == ["baseline", "fusion"]  # the header, then one row per variant
+    assert sorted(r for r in rows[1:] if not r.startswith("\\quad")) == ["baseline", "fusion"]  # one each
+    assert sum(r.startswith("\\quad Chen Table 1") for r in rows) == 2  # the paper's rows under both
+
+    book = build_book(None, str(tmp_path / "reports"), None, pdf=False)  # `harness report --all`
+    document = (book / "book.tex").read_text()
+    assert document.count("\\section{") == 4  # one section per paper with a shipped study
+    assert (
+        "\\input{unsup_strategies/dev_scores.tex}" in document
+        and (book / "unsup_strategies" / "dev_scores.tex").is_file()
+    )
+    assert "run `harness run-study lambda\\_tau\\_sweep` first" in document  # a study never run says so
 
 
 def test_every_variant_is_validated_before_anything_runs(tmp_path: Path, tiny_bert: Path) -> None:

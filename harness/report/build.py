@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from harness.errors import HarnessError
 from harness.report.collect import histories, trial_frame
 from harness.report.figures import curve, curve_frame, heatmap
 from harness.report.spec import Curve, GridTable, load_spec
@@ -22,50 +23,52 @@ DOCUMENT = r"""\documentclass[10pt]{{article}}
 \usepackage{{float}}
 \begin{{document}}
 \section*{{{title}}}
-Study \texttt{{{study}}}, profile \texttt{{{profile}}}, MLflow run \texttt{{{run_id}}}; {n} finished trials.
 {body}
 \end{{document}}
 """
+
+
+def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None, prefix: str = "") -> str:
+    """Write the study's tables (.tex), figures (.png) and runs.csv into `folder`; return the LaTeX body
+    that includes them (paths prefixed with `prefix`, the folder as seen from the document)."""
+    frame, parent = trial_frame(tracker, study, profile)
+    spec = load_spec(study, list(frame.columns))
+    body = [
+        f"Study \\texttt{{{escape_latex(study)}}}, profile "
+        f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
+        f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials.",
+    ]
+    for table in spec.tables:
+        latex = grid_latex(frame, table) if isinstance(table, GridTable) else runs_latex(frame, table)
+        (folder / f"{table.name}.tex").write_text(latex, encoding="utf-8")
+        body.append(f"\\input{{{prefix}{table.name}.tex}}")
+    for figure in spec.figures:
+        if isinstance(figure, Curve):
+            ids = list(frame["run_id"])
+            epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
+            points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)
+            curve(points, figure, folder / f"{figure.name}.png")
+        else:
+            heatmap(frame, figure, folder / f"{figure.name}.png")
+        body.append(
+            "\\begin{figure}[H]\\centering"
+            f"\\includegraphics[width=0.6\\linewidth]{{{prefix}{figure.name}.png}}\\end{{figure}}"
+        )
+    frame.to_csv(folder / "runs.csv", index=False)
+    return "\n".join(body)
 
 
 def build_report(
     study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True
 ) -> Path:
     """Write the study's tables (.tex), figures (.png), runs.csv and, with pdflatex, report.pdf."""
-    frame, parent = trial_frame(Tracker(tracking_uri), study, profile)
-    spec = load_spec(study, list(frame.columns))
     target = Path(out) / study
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{study}-", dir=target.parent))
     try:
-        body = []
-        for table in spec.tables:
-            latex = grid_latex(frame, table) if isinstance(table, GridTable) else runs_latex(frame, table)
-            (staging / f"{table.name}.tex").write_text(latex, encoding="utf-8")
-            body.append(f"\\input{{{table.name}.tex}}")
-        tracker = Tracker(tracking_uri)
-        for figure in spec.figures:
-            if isinstance(figure, Curve):
-                ids = list(frame["run_id"])
-                epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
-                points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)
-                curve(points, figure, staging / f"{figure.name}.png")
-            else:
-                heatmap(frame, figure, staging / f"{figure.name}.png")
-            body.append(
-                "\\begin{figure}[h]\\centering"
-                f"\\includegraphics[width=0.6\\linewidth]{{{figure.name}.png}}\\end{{figure}}"
-            )
-        frame.to_csv(staging / "runs.csv", index=False)
-        document = DOCUMENT.format(
-            title=escape_latex(spec.title),
-            study=escape_latex(study),
-            profile=escape_latex(parent.data.tags.get("profile", "?")),
-            run_id=parent.info.run_id,
-            n=len(frame),
-            body="\n".join(body),
-        )
-        (staging / "report.tex").write_text(document, encoding="utf-8")
+        body = write_study(study, Tracker(tracking_uri), staging, profile)
+        title = escape_latex(load_spec(study).title)
+        (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
             _compile(staging)
         _replace(staging, target)
@@ -75,21 +78,62 @@ def build_report(
     return target
 
 
-def _compile(folder: Path) -> None:
-    """report.tex -> report.pdf; a missing or failing pdflatex is a notice, not a failure."""
+def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True) -> Path:
+    """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
+    subsection per study (its spec's title), each study's files in its own folder; a study without runs
+    gets a line saying how to run it."""
+    from harness.study_spec import STUDIES_DIR
+
+    tracker = Tracker(tracking_uri)
+    target = Path(out) / "book"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".book-", dir=target.parent))
+    try:
+        sections: dict[str, list[str]] = {}
+        for study in sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")):
+            spec = load_spec(study)
+            (staging / study).mkdir()
+            try:
+                body = write_study(study, tracker, staging / study, profile, prefix=f"{study}/")
+            except HarnessError as exc:
+                body = f"Not built: {escape_latex(str(exc))}."
+            part = f"\\subsection{{{escape_latex(spec.title)}}}\n{body}\n\\clearpage"
+            sections.setdefault(spec.paper, []).append(part)
+        body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + "\n".join(parts)
+                          for paper, parts in sorted(sections.items()))  # fmt: skip
+        document = DOCUMENT.format(title="Reproduction book: the five papers' tables, paper beside harness",
+                                   body="\\tableofcontents\n\\clearpage\n" + body)  # fmt: skip
+        (staging / "book.tex").write_text(document, encoding="utf-8")
+        if pdf:
+            _compile(staging, "book")
+        _replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _compile(folder: Path, name: str = "report") -> None:
+    """<name>.tex -> <name>.pdf (twice, for a table of contents); a missing or failing pdflatex is a
+    notice, not a failure."""
     if shutil.which("pdflatex") is None:
         click.echo(
             "notice: pdflatex not found, so no report.pdf (install texlive-latex-recommended)", err=True
         )
         return
-    cmd = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"]
-    result = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=120)
-    for suffix in (".aux", ".log", ".out"):
-        (folder / f"report{suffix}").unlink(missing_ok=True)
+    cmd = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"]
+    for _ in range(2 if name == "book" else 1):
+        result = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            break
+    for suffix in (".aux", ".log", ".out", ".toc"):
+        (folder / f"{name}{suffix}").unlink(missing_ok=True)
     if result.returncode != 0:
-        (folder / "report.pdf").unlink(missing_ok=True)
+        (folder / f"{name}.pdf").unlink(missing_ok=True)
         tail = [line for line in result.stdout.splitlines() if line.startswith("!")][:1]
-        click.echo(f"notice: pdflatex failed ({' '.join(tail) or 'see report.tex'}); no report.pdf", err=True)
+        click.echo(
+            f"notice: pdflatex failed ({' '.join(tail) or f'see {name}.tex'}); no {name}.pdf", err=True
+        )
 
 
 def _replace(staging: Path, target: Path) -> None:

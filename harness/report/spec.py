@@ -77,6 +77,7 @@ class ReportSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     study: str
     title: str
+    paper: str = Field("Other studies", description="the reproduction book's section, e.g. 'Chen'")
     tables: list[GridTable | RunsTable] = Field(default_factory=list)
     figures: list[Heatmap | Curve] = Field(default_factory=list)
 
