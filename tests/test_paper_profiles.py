@@ -115,3 +115,19 @@ def test_simcse_methods_default_to_simcse_settings() -> None:
     assert sup.params.mlp_at_test is True  # supervised SimCSE keeps the MLP at test
     assert resolve_run({"method": "sup_simcse"}).params.mlp_at_test is False  # Chen: Quora, thrown away
     assert resolve_run({"method": "unsup_simcse", "pooling": "mean", "lr": 1e-5}).settings.lr == 1e-5
+
+
+def test_phillips_paper_profile() -> None:
+    """Phillips 3.2-3.4, 4.3.1-4.3.2: pooler output, linear / linear / 5 ReLU(cos) heads, dropout 0.3,
+    batch 8, per-batch round robin, baselines at 1e-3 (frozen) and 1e-5, pre-training 10 epochs at 1e-3."""
+    runs = {r.variant: r for r in load_study("contrastive_pretraining", "paper").grid_runs()}
+    for run in runs.values():
+        s, p = run.settings, run.params
+        assert (s.pooling, s.batch_size, s.lr, p.head_dropout) == ("cls", 8, 1e-5, 0.3)
+        assert (p.paraphrase_head, p.similarity_head) == ("linear", "relu_cosine")
+        assert run.method.pipeline(p)[-1].combiner == "batch_round_robin"
+    (frozen,) = runs["pretrain"].method.pipeline(runs["pretrain"].params)
+    assert frozen.heads_only and frozen.lr == 1e-3 and frozen.epochs == 10
+    for name, kind in (("unsupervised", "unsup"), ("supervised", "sup_pairs")):
+        first = runs[name].method.pipeline(runs[name].params)[0]
+        assert (first.contrastive, first.lr, first.epochs) == (kind, 1e-3, 10)

@@ -31,7 +31,8 @@ class GridTable(GridSpec):
 
 class RunsTable(BaseModel):
     """One row per label (runs sharing a label, e.g. seeds, are averaged: mean +- std, n), one column per
-    metric; `reference` rows print the paper's own numbers under the harness's, with the difference."""
+    metric; `reference` rows print the paper's own numbers under the harness's, with the difference, and
+    give the rows the paper's order."""
 
     model_config = ConfigDict(extra="forbid")
     name: str

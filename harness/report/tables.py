@@ -61,6 +61,9 @@ def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
     bold (ties as printed bold alike), and under each label with a `reference` its paper's values and the
     difference harness - paper (a reference whose label has no runs yet is left out)."""
     mean, std, count = runs_summary(frame, spec)
+    order = [label for label in spec.reference if label in mean.index]  # the paper's row order first
+    order += [label for label in mean.index if label not in order]
+    mean, std, count = mean.loc[order], std.loc[order], count.loc[order]
     digits = spec.digits
     best = mean.round(digits).max()
     rows: list[tuple[str, list[str]]] = []
