@@ -53,7 +53,7 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
 
     book = build_book(None, str(tmp_path / "reports"), None, pdf=False)  # `harness report --all`
     document = (book / "book.tex").read_text()
-    assert document.count("\\section{") == 4  # one section per paper with a shipped study
+    assert document.count("\\section{") == 5  # one section per paper: all five have a shipped study
     assert (
         "\\input{unsup_strategies/dev_scores.tex}" in document
         and (book / "unsup_strategies" / "dev_scores.tex").is_file()
