@@ -11,8 +11,9 @@ import click
 
 from harness.errors import HarnessError
 from harness.report.collect import histories, trial_frame
+from harness.report.errors import errors_latex
 from harness.report.figures import curve, curve_frame, heatmap
-from harness.report.spec import Curve, GridTable, load_spec
+from harness.report.spec import Curve, ErrorsTable, GridTable, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.tracking import Tracker
 
@@ -39,7 +40,10 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
         f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials.",
     ]
     for table in spec.tables:
-        latex = grid_latex(frame, table) if isinstance(table, GridTable) else runs_latex(frame, table)
+        if isinstance(table, ErrorsTable):
+            latex = errors_latex(tracker, frame, table)
+        else:
+            latex = grid_latex(frame, table) if isinstance(table, GridTable) else runs_latex(frame, table)
         (folder / f"{table.name}.tex").write_text(latex, encoding="utf-8")
         body.append(f"\\input{{{prefix}{table.name}.tex}}")
     for figure in spec.figures:

@@ -56,6 +56,20 @@ class RunsTable(BaseModel):
         return self
 
 
+class ErrorsTable(BaseModel):
+    """Error analysis (Phillips Tables 2-3): the `top` STS dev pairs scored worst, or SST dev sentences
+    misclassified most confidently, by the first of `runs` (labels), every run's prediction beside them."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["errors"]
+    task: Literal["sts", "sst"]
+    label: str = Field(description="row label template over params, e.g. '{variant}'")
+    runs: list[str] = Field(min_length=1, description="labels of the runs compared; the first picks the rows")
+    top: int = Field(10, gt=0)
+    caption: str = ""
+
+
 class Heatmap(GridSpec):
     kind: Literal["heatmap"]
     title: str = ""
@@ -79,7 +93,7 @@ class ReportSpec(BaseModel):
     study: str
     title: str
     paper: str = Field("Other studies", description="the reproduction book's section, e.g. 'Chen'")
-    tables: list[GridTable | RunsTable] = Field(default_factory=list)
+    tables: list[GridTable | RunsTable | ErrorsTable] = Field(default_factory=list)
     figures: list[Heatmap | Curve] = Field(default_factory=list)
 
 

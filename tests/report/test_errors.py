@@ -1,0 +1,42 @@
+"""Error-analysis tables from known predictions: the rows are the first run's worst examples, in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from harness.data.cs224n import multitask_data
+from harness.report.errors import error_rows
+from harness.report.spec import ErrorsTable
+
+
+def spec(task: str) -> ErrorsTable:
+    return ErrorsTable(name="t", kind="errors", task=task, label="{variant}", runs=["sup", "ft"], top=3)
+
+
+def test_worst_sts_pairs_by_distance_from_gold(data_dir: Path) -> None:
+    data = multitask_data(data_dir, None)
+    gold = data.sts_dev.targets.astype(float)
+    predicted = gold.copy()
+    predicted[[7, 3, 11]] += [1.0, 3.0, -2.0]  # errors 1, 3, 2
+    rows = error_rows(spec("sts"), {"sup": predicted.tolist(), "ft": gold.tolist()}, data_dir)
+    assert rows["Sentence 1"].tolist() == [data.sts_dev.first[i] for i in (3, 11, 7)]
+    assert (
+        rows["sup"].tolist() == predicted[[3, 11, 7]].tolist()
+        and rows["ft"].tolist() == gold[[3, 11, 7]].tolist()
+    )
+
+
+def test_misclassified_sst_by_confidence(data_dir: Path) -> None:
+    data = multitask_data(data_dir, None)
+    gold = data.sst_dev.labels
+    probabilities = np.eye(5)[gold] * 0.6 + 0.1  # right everywhere ...
+    for row, confidence in ((4, 0.7), (9, 0.9), (2, 0.8)):  # ... except three rows, wrong with confidence
+        wrong = (gold[row] + 1) % 5
+        probabilities[row] = (1 - confidence) / 4
+        probabilities[row, wrong] = confidence
+    rows = error_rows(spec("sst"), {"sup": probabilities.tolist(), "ft": np.eye(5)[gold].tolist()}, data_dir)
+    assert rows["Sentence"].tolist() == [data.sst_dev.texts[i] for i in (9, 2, 4)]
+    assert rows["sup"].tolist() == [(gold[i] + 1) % 5 for i in (9, 2, 4)]
+    assert rows["ft"].tolist() == rows["Gold"].tolist()
