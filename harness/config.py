@@ -57,6 +57,10 @@ class RunConfig(BaseModel):
     transfer_preset: Literal["prototyping", "default"] = Field(
         "prototyping", description="SentEval's k: 5 or 10"
     )
+    save_embeddings: bool = Field(
+        False,
+        description="save the final model's SST dev embeddings (sst_dev_embeddings.npy) for projections",
+    )
     log_every: int = Field(10, gt=0)
     eval_batch_size: int = Field(128, gt=0)
     text_variant: TextVariant = "senteval"

@@ -10,6 +10,7 @@ import functools
 import math
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,15 @@ class LoggedRun:
 
     def log_text(self, text: str, artifact_file: str) -> None:
         self.client.log_text(self.run_id, text, artifact_file)
+
+    def log_array(self, array: Any, artifact_file: str) -> None:
+        """A numpy array as an .npy artifact (read back with `np.load(..., allow_pickle=False)`)."""
+        import numpy as np
+
+        with tempfile.TemporaryDirectory() as scratch:
+            path = Path(scratch) / artifact_file
+            np.save(path, array, allow_pickle=False)
+            self.client.log_artifact(self.run_id, str(path))
 
     def finish(self, status: str = "FINISHED", error: str | None = None) -> None:
         """End the run; a failure records its one-line reason as the `error` tag."""

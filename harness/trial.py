@@ -15,6 +15,7 @@ import numpy as np
 import torch
 import yaml
 
+from harness.data.cs224n import multitask_data
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
@@ -147,4 +148,8 @@ def _train_and_evaluate(
         step=outcome.steps,
     )
     run.log_text(json.dumps(results, indent=2), "results.json")
+    if config.save_embeddings and final_encode is not None:  # Phillips Fig. 3: SST dev embeddings in 2-D
+        texts = multitask_data(ctx.data_dir, None).sst_dev.texts
+        vectors = final_encode(sorted(set(texts)))
+        run.log_array(np.stack([vectors[t] for t in texts]).astype(np.float32), "sst_dev_embeddings.npy")
     return outcome.best_dev

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -13,9 +14,12 @@ from harness.errors import HarnessError
 from harness.report.collect import histories, trial_frame
 from harness.report.errors import errors_latex
 from harness.report.figures import curve, curve_frame, heatmap
-from harness.report.spec import Curve, ErrorsTable, GridTable, load_spec
+from harness.report.projection import projection
+from harness.report.spec import Curve, ErrorsTable, GridTable, Projection, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.tracking import Tracker
+
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
 
 DOCUMENT = r"""\documentclass[10pt]{{article}}
 \usepackage[margin=2cm]{{geometry}}
@@ -47,7 +51,9 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
         (folder / f"{table.name}.tex").write_text(latex, encoding="utf-8")
         body.append(f"\\input{{{prefix}{table.name}.tex}}")
     for figure in spec.figures:
-        if isinstance(figure, Curve):
+        if isinstance(figure, Projection):
+            projection(tracker, frame, figure, folder / f"{figure.name}.png")
+        elif isinstance(figure, Curve):
             ids = list(frame["run_id"])
             epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
             points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)

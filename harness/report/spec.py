@@ -88,13 +88,25 @@ class Curve(BaseModel):
     title: str = ""
 
 
+class Projection(BaseModel):
+    """SST dev embeddings of the named runs (saved with `save_embeddings: true`) in 2-D, coloured by the
+    sentiment label, one panel per run (Phillips Fig. 3): UMAP where `umap-learn` is installed, else t-SNE."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: Literal["projection"]
+    label: str = Field(description="label template over params, e.g. '{variant}'")
+    runs: list[str] = Field(min_length=1, description="labels of the runs drawn, one panel each")
+    title: str = ""
+
+
 class ReportSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     study: str
     title: str
     paper: str = Field("Other studies", description="the reproduction book's section, e.g. 'Chen'")
     tables: list[GridTable | RunsTable | ErrorsTable] = Field(default_factory=list)
-    figures: list[Heatmap | Curve] = Field(default_factory=list)
+    figures: list[Heatmap | Curve | Projection] = Field(default_factory=list)
 
 
 SHORT_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}  # as SimCSE's tables print them

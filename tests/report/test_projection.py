@@ -1,0 +1,41 @@
+"""The SST dev embeddings a trial saves, and their 2-D projection figure (Phillips Fig. 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from harness.data.cs224n import multitask_data
+from harness.report.projection import ARTIFACT, projection_figure, reduce_2d
+from harness.report.spec import Projection
+from harness.runner import run_study
+from harness.study_spec import load_study
+from harness.tracking import Tracker
+from tests.helpers import child_runs, tiny_study
+
+
+def test_a_trial_saves_its_sst_dev_embeddings(tmp_path: Path, tiny_bert: Path, data_dir: Path) -> None:
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="saved-embeddings", method="multitask",
+                      batch_size=4, max_steps=1, save_embeddings=True)  # fmt: skip
+    run_study(load_study(path), progress=False)
+    (run,) = child_runs("saved-embeddings")
+    saved = np.load(Tracker().client.download_artifacts(run.info.run_id, ARTIFACT, str(tmp_path)))
+    assert (
+        saved.shape == (len(multitask_data(data_dir, None).sst_dev.texts), 32) and saved.dtype == np.float32
+    )
+
+
+def test_projection_separates_separable_classes_and_draws_a_panel_per_run(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    labels = np.arange(200) % 5
+    vectors = (np.eye(5)[labels] * 20 + rng.normal(size=(200, 5))).astype(np.float32)
+    points, method = reduce_2d(vectors)
+    assert points.shape == (200, 2) and method in ("UMAP", "t-SNE")
+    centres = np.stack([points[labels == k].mean(0) for k in range(5)])
+    within = np.mean([np.linalg.norm(points[labels == k] - centres[k], axis=1).mean() for k in range(5)])
+    between = np.mean([np.linalg.norm(a - b) for i, a in enumerate(centres) for b in centres[i + 1 :]])
+    assert between > 3 * within  # the five clusters stay apart in 2-D
+    spec = Projection(name="p", kind="projection", label="{variant}", runs=["a", "b"])
+    projection_figure({"a": vectors, "b": vectors[::-1].copy()}, labels, spec, tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 5000
