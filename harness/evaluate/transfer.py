@@ -17,7 +17,11 @@ senteval/tools/validation.py and the task files), seed 1111:
 - `split` (SST2, SST5; :183-246): C in {2^-2, ..., 2^3} by round(100 * dev accuracy, 2), the model trained
   on train only scored on test.
 
-Every fit is `LogisticRegression(C=c, random_state=1111)`: scikit-learn's default solver (lbfgs) and
+The classifier is a `Probe`: by default SentEval's scikit-learn one below; `probe_for("pytorch")` gives its
+PyTorch logistic regression (`usepytorch=True`, harness.evaluate.torch_probe), with SentEval's grid
+10^-5..10^-2 for every protocol and early stopping on the fold / dev data (refits: a held-out 5%).
+
+Every scikit-learn fit is `LogisticRegression(C=c, random_state=1111)`: the default solver (lbfgs) and
 iteration limit (100), as SentEval constructs it, from scratch each time. On SST5 and TREC lbfgs stops at
 the limit before converging (scikit-learn warns; the warning is silenced here), so another limit, or a
 warm start from the previous C, gives other numbers: neither is used. MRPC features are

@@ -75,3 +75,20 @@ def histories(tracker: Tracker, run_ids: list[str], metric: str) -> dict[str, di
             points.setdefault(m.step, m.value)
         out[run_id] = points
     return out
+
+
+def row_labels(frame: pd.DataFrame, template: str, where: str) -> list[str]:
+    """Each run's label from a spec's template over its params (`{variant}`, `lambda{lambda}`)."""
+    try:
+        return [template.format(**row) for row in frame.to_dict("records")]
+    except KeyError as exc:
+        raise HarnessError(f"{where}: label uses {exc}, which is not a param of the runs") from None
+
+
+def labelled_runs(frame: pd.DataFrame, template: str, wanted: list[str], where: str) -> dict[str, str]:
+    """label -> run_id for the `wanted` labels, in their order; a label no run has is refused."""
+    ids = dict(zip(row_labels(frame, template, where), frame["run_id"], strict=True))
+    missing = [label for label in wanted if label not in ids]
+    if missing:
+        raise HarnessError(f"{where}: no run labelled {missing}; fix reports/<study>.yaml")
+    return {label: ids[label] for label in wanted}

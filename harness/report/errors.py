@@ -18,6 +18,7 @@ import pandas as pd
 from harness.data.cs224n import multitask_data
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
+from harness.report.collect import labelled_runs
 from harness.report.spec import ErrorsTable
 from harness.report.tables import escape_latex
 from harness.tracking import Tracker
@@ -25,14 +26,11 @@ from harness.tracking import Tracker
 
 def run_predictions(tracker: Tracker, frame: pd.DataFrame, spec: ErrorsTable) -> dict[str, dict]:
     """label -> the dev predictions saved by that run (`results.json`), for each label in `spec.runs`."""
-    labels = {spec.label.format(**row): row["run_id"] for row in frame.to_dict("records")}
-    missing = [r for r in spec.runs if r not in labels]
-    if missing:
-        raise HarnessError(f"table {spec.name}: no run labelled {missing}; fix reports/<study>.yaml")
+    runs = labelled_runs(frame, spec.label, spec.runs, f"table {spec.name}")
     out = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for label in spec.runs:
-            path = tracker.client.download_artifacts(labels[label], "results.json", scratch)
+        for label, run_id in runs.items():
+            path = tracker.client.download_artifacts(run_id, "results.json", scratch)
             predictions = json.loads(Path(path).read_text()).get("predictions", {})
             if spec.task not in predictions:
                 raise HarnessError(f"table {spec.name}: run {label!r} saved no {spec.task} dev predictions")

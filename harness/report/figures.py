@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from harness.errors import HarnessError  # noqa: E402
+from harness.report.collect import row_labels  # noqa: E402
 from harness.report.spec import Curve, Heatmap  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
 
@@ -49,13 +50,8 @@ def curve_frame(frame: pd.DataFrame, spec: Curve, history: dict, epochs: dict) -
     """Long frame (label, run_id, x, value): each run's metric history, at epoch ends for `x: epoch`
     (the step at which `train.epoch` was logged)."""
     rows = []
-    for record in frame.to_dict("records"):
-        try:
-            label = spec.label.format(**record)
-        except KeyError as exc:
-            raise HarnessError(
-                f"figure {spec.name}: label uses {exc}, which is not a param of the runs"
-            ) from None
+    labels = row_labels(frame, spec.label, f"figure {spec.name}")
+    for label, record in zip(labels, frame.to_dict("records"), strict=True):
         points = history.get(record["run_id"], {})
         if spec.x == "epoch":
             at = epochs.get(record["run_id"], {})

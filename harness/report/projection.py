@@ -16,6 +16,7 @@ import pandas as pd  # noqa: E402
 from harness.data.cs224n import multitask_data  # noqa: E402
 from harness.data.paths import resolve_data_dir  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
+from harness.report.collect import labelled_runs  # noqa: E402
 from harness.report.spec import Projection  # noqa: E402
 from harness.tracking import Tracker  # noqa: E402
 
@@ -36,14 +37,12 @@ def reduce_2d(vectors: np.ndarray) -> tuple[np.ndarray, str]:
 
 
 def saved_embeddings(tracker: Tracker, frame: pd.DataFrame, spec: Projection) -> dict[str, np.ndarray]:
-    labels = {spec.label.format(**row): row["run_id"] for row in frame.to_dict("records")}
+    runs = labelled_runs(frame, spec.label, spec.runs, f"figure {spec.name}")
     out = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for label in spec.runs:
-            if label not in labels:
-                raise HarnessError(f"figure {spec.name}: no run labelled {label!r}; fix reports/<study>.yaml")
+        for label, run_id in runs.items():
             try:
-                path = tracker.client.download_artifacts(labels[label], ARTIFACT, scratch)
+                path = tracker.client.download_artifacts(run_id, ARTIFACT, scratch)
             except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
                 raise HarnessError(
                     f"figure {spec.name}: run {label!r} saved no {ARTIFACT}; run the study with "

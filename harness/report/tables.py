@@ -6,6 +6,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from harness.errors import HarnessError
+from harness.report.collect import row_labels
 from harness.report.spec import GridTable, RunsTable
 
 BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
@@ -39,10 +40,7 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
     """One row per run labelled by `spec.label`, one column per metric (labels repeat across seeds)."""
     _require(frame, list(spec.columns.values()), spec.name)
-    try:
-        labels = [spec.label.format(**row) for row in frame.to_dict("records")]
-    except KeyError as exc:
-        raise HarnessError(f"table {spec.name}: label uses {exc}, which is not a param of the runs") from None
+    labels = row_labels(frame, spec.label, f"table {spec.name}")
     table = pd.DataFrame(
         {header: frame[metric].to_numpy() for header, metric in spec.columns.items()},
         index=pd.Index(labels, name="Model"),
