@@ -13,9 +13,9 @@ import click
 from harness.errors import HarnessError
 from harness.report.collect import histories, trial_frame
 from harness.report.errors import errors_latex
-from harness.report.figures import curve, curve_frame, heatmap
+from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, line_frame
 from harness.report.projection import projection
-from harness.report.spec import Curve, ErrorsTable, GridTable, Projection, load_spec
+from harness.report.spec import Bar, Curve, ErrorsTable, GridTable, Line, Projection, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.tracking import Tracker
 
@@ -43,6 +43,8 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
         f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
         f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials.",
     ]
+    if spec.requires:
+        body.append(f"\\emph{{The paper profile needs: {escape_latex(spec.requires)}}}")
     for table in spec.tables:
         if isinstance(table, ErrorsTable):
             latex = errors_latex(tracker, frame, table)
@@ -58,6 +60,10 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
             epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
             points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)
             curve(points, figure, folder / f"{figure.name}.png")
+        elif isinstance(figure, Line):
+            curve(line_frame(frame, figure), figure, folder / f"{figure.name}.png")
+        elif isinstance(figure, Bar):
+            bar(*bar_frame(frame, figure), figure, folder / f"{figure.name}.png")
         else:
             heatmap(frame, figure, folder / f"{figure.name}.png")
         body.append(
@@ -107,6 +113,8 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
                 body = write_study(study, tracker, staging / study, profile, prefix=f"{study}/")
             except HarnessError as exc:
                 body = f"Not built: {escape_latex(str(exc))}."
+                if spec.requires:
+                    body += f" The paper profile needs: {escape_latex(spec.requires)}"
             part = f"\\subsection{{{escape_latex(spec.title)}}}\n{body}\n\\clearpage"
             sections.setdefault(spec.paper, []).append(part)
         body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + "\n".join(parts)

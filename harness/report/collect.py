@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from harness.errors import HarnessError
@@ -92,3 +94,25 @@ def labelled_runs(frame: pd.DataFrame, template: str, wanted: list[str], where: 
     if missing:
         raise HarnessError(f"{where}: no run labelled {missing}; fix reports/<study>.yaml")
     return {label: ids[label] for label in wanted}
+
+
+def filter_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.DataFrame:
+    """The runs whose params match `where` (param -> value, or a list of accepted values); numbers match
+    numerically (MLflow gives 1 back for a logged 1.0). No run left is an error naming the filter."""
+    if not where:
+        return frame
+    keep = pd.Series(True, index=frame.index)
+    for param, wanted in where.items():
+        if param not in frame.columns:
+            raise HarnessError(f"{name}: 'where' names {param!r}, which is not a param of the runs")
+        accepted = wanted if isinstance(wanted, list) else [wanted]
+        keep &= frame[param].map(lambda value, ok=accepted: any(_same(value, a) for a in ok))
+    if not keep.any():
+        raise HarnessError(f"{name}: no run has {where}; fix 'where' in reports/<study>.yaml")
+    return frame[keep].reset_index(drop=True)
+
+
+def _same(value: object, wanted: object) -> bool:
+    if isinstance(value, int | float) and isinstance(wanted, int | float) and not isinstance(wanted, bool):
+        return float(value) == float(wanted)
+    return str(value) == str(wanted)

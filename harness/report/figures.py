@@ -1,5 +1,6 @@
 """Figures: a heatmap of one metric over a two-parameter grid, the best cell outlined; curves of a metric
-during training, one line per label."""
+during training, one line per label; a final metric against a parameter (lines); grouped bars, or the
+mean change between pairs of runs."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from harness.errors import HarnessError  # noqa: E402
-from harness.report.collect import row_labels  # noqa: E402
-from harness.report.spec import Curve, Heatmap  # noqa: E402
+from harness.report.collect import filter_runs, row_labels  # noqa: E402
+from harness.report.spec import Bar, Curve, Heatmap, Line  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
 
 GREEK = {"lambda": "λ", "tau": "τ"}
 
 
 def heatmap(frame: pd.DataFrame, spec: Heatmap, path: Path) -> None:
+    frame = filter_runs(frame, spec.where, f"figure {spec.name}")
     grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name)
     values = grid.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(1.2 * grid.shape[1] + 2.5, 0.8 * grid.shape[0] + 1.8))
@@ -50,6 +52,7 @@ def curve_frame(frame: pd.DataFrame, spec: Curve, history: dict, epochs: dict) -
     """Long frame (label, run_id, x, value): each run's metric history, at epoch ends for `x: epoch`
     (the step at which `train.epoch` was logged)."""
     rows = []
+    frame = filter_runs(frame, spec.where, f"figure {spec.name}")
     labels = row_labels(frame, spec.label, f"figure {spec.name}")
     for label, record in zip(labels, frame.to_dict("records"), strict=True):
         points = history.get(record["run_id"], {})
@@ -64,19 +67,79 @@ def curve_frame(frame: pd.DataFrame, spec: Curve, history: dict, epochs: dict) -
     return pd.DataFrame(rows)
 
 
-def curve(points: pd.DataFrame, spec: Curve, path: Path) -> None:
+def curve(points: pd.DataFrame, spec: Curve | Line, path: Path) -> None:
     """One line per label: the mean over its runs at each x, the min-max spread shaded when several."""
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for label, group in points.groupby("label", sort=False):
         stats = group.groupby("x")["value"].agg(["mean", "min", "max", "count"]).sort_index()
-        ax.plot(stats.index, stats["mean"], marker="o", markersize=3, label=str(label))
+        ax.plot(stats.index, stats["mean"], marker="o", markersize=3, label=str(label) or None)
         if (stats["count"] > 1).any():
             ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.2)
-    ax.set_xlabel(spec.x)
+    ax.set_xlabel(GREEK.get(spec.x, spec.x))
     ax.set_ylabel(spec.metric)
     ax.set_title(spec.title or spec.metric)
     ax.grid(alpha=0.3)
+    if points["label"].astype(str).str.len().any():
+        ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def line_frame(frame: pd.DataFrame, spec: Line) -> pd.DataFrame:
+    """Long frame (label, x, value) of a final metric against the param `spec.x`."""
+    frame = filter_runs(frame, spec.where, f"figure {spec.name}")
+    missing = [c for c in (spec.x, spec.metric) if c not in frame.columns]
+    if missing:
+        raise HarnessError(
+            f"figure {spec.name}: the runs have no {', '.join(missing)}; fix reports/<study>.yaml"
+        )
+    labels = row_labels(frame, spec.label, f"figure {spec.name}") if spec.label else [""] * len(frame)
+    return pd.DataFrame({"label": labels, "x": frame[spec.x], "value": frame[spec.metric]}).dropna()
+
+
+def bar_frame(frame: pd.DataFrame, spec: Bar) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(mean, std): one row per bar (a label, or "after - before" over the `change` pairs), one column
+    per group (metric)."""
+    frame = filter_runs(frame, spec.where, f"figure {spec.name}")
+    missing = [m for m in spec.columns.values() if m not in frame.columns]
+    if missing:
+        raise HarnessError(
+            f"figure {spec.name}: the runs have no {', '.join(missing)}; fix reports/<study>.yaml"
+        )
+    values = pd.DataFrame(
+        {group: frame[metric].to_numpy() for group, metric in spec.columns.items()},
+        index=row_labels(frame, spec.label, f"figure {spec.name}"),
+    ).groupby(level=0, sort=False)
+    mean, std = values.mean(), values.std(ddof=1)
+    if spec.change is None:
+        return mean, std
+    unknown = sorted({label for pair in spec.change for label in pair} - set(mean.index))
+    if unknown:
+        raise HarnessError(
+            f"figure {spec.name}: no run labelled {unknown}; fix 'change' in reports/<study>.yaml"
+        )
+    changes = pd.DataFrame([mean.loc[after] - mean.loc[before] for before, after in spec.change])
+    name = "mean change" + (f" (n={len(changes)})" if len(changes) > 1 else "")
+    return changes.mean().to_frame(name).T, changes.std(ddof=1).to_frame(name).T
+
+
+def bar(mean: pd.DataFrame, std: pd.DataFrame, spec: Bar, path: Path) -> None:
+    """Grouped bars, one group per column, with std error bars where there is a spread."""
+    groups, bars = list(mean.columns), list(mean.index)
+    width = 0.8 / len(bars)
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(groups) + 2), 3.8))
+    for i, label in enumerate(bars):
+        errors = std.loc[label].fillna(0).to_numpy() if label in std.index else None
+        ax.bar(np.arange(len(groups)) + (i - (len(bars) - 1) / 2) * width, mean.loc[label].to_numpy(),
+               width, yerr=errors, capsize=3, label=str(label))  # fmt: skip
+    ax.set_xticks(range(len(groups)), groups)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_title(spec.title or spec.name)
+    ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def _save(fig: plt.Figure, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -14,10 +14,18 @@ from harness.evaluate.registry import aggregates
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 
 
-class GridSpec(BaseModel):
-    """One metric over two parameters: `rows` x `columns`."""
+class Filtered(BaseModel):
+    """A table or figure over some of the runs: `where` keeps the runs whose params have the given values
+    (a value, or a list of accepted values), e.g. Liao Table 6 is the tau = 1.0 row of the lambda x tau
+    grid: `where: {tau: 1.0}`."""
 
     model_config = ConfigDict(extra="forbid")
+    where: dict[str, Any] = Field(default_factory=dict, description="param -> value or list of values")
+
+
+class GridSpec(Filtered):
+    """One metric over two parameters: `rows` x `columns`."""
+
     name: str
     rows: str
     columns: str
@@ -29,12 +37,27 @@ class GridTable(GridSpec):
     caption: str = ""
 
 
-class RunsTable(BaseModel):
-    """One row per label (runs sharing a label, e.g. seeds, are averaged: mean +- std, n), one column per
-    metric; `reference` rows print the paper's own numbers under the harness's, with the difference, and
-    give the rows the paper's order."""
+class Derived(BaseModel):
+    """A row or column computed from others: `mean` of the named ones, or `difference` of two (a - b)."""
 
     model_config = ConfigDict(extra="forbid")
+    op: Literal["mean", "difference"]
+    of: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _two_for_a_difference(self) -> Derived:
+        if self.op == "difference" and len(self.of) != 2:
+            raise ValueError(f"a difference takes two names (a - b), got {self.of}")
+        return self
+
+
+class RunsTable(Filtered):
+    """One row per label (runs sharing a label, e.g. seeds, are averaged: mean +- std, n), one column per
+    metric; `reference` rows print the paper's own numbers under the harness's, with the difference, and
+    give the rows the paper's order. `rows` picks labels and their order; `derived_columns` /
+    `derived_rows` add means or differences of others (David et al. Table 9's "Difference" row);
+    `transpose` prints the metrics as rows and the labels as columns (David et al.'s layout)."""
+
     name: str
     kind: Literal["runs"]
     label: str = Field(description="row label template over params, e.g. '{method}-lambda{lambda}'")
@@ -46,13 +69,22 @@ class RunsTable(BaseModel):
         description="row label -> {column header: the paper's value}, transcribed from the paper",
     )
     reference_source: str = Field("paper", description="how reference rows are labelled, e.g. 'Chen'")
+    rows: list[str] | None = Field(None, description="the labels shown, in this order (default: all)")
+    derived_columns: dict[str, Derived] = Field(default_factory=dict, description="header -> op over headers")
+    derived_rows: dict[str, Derived] = Field(default_factory=dict, description="label -> op over labels")
+    transpose: bool = Field(False, description="metrics as rows, labels as columns")
 
     @model_validator(mode="after")
-    def _reference_columns_exist(self) -> RunsTable:
+    def _names_exist(self) -> RunsTable:
+        headers = set(self.columns) | set(self.derived_columns)
         for label, values in self.reference.items():
-            unknown = sorted(set(values) - set(self.columns))
+            unknown = sorted(set(values) - headers)
             if unknown:
                 raise ValueError(f"reference row {label!r} names columns {unknown} the table does not have")
+        for header, derived in self.derived_columns.items():
+            unknown = sorted(set(derived.of) - set(self.columns))
+            if unknown:
+                raise ValueError(f"derived column {header!r} uses {unknown}, which are not columns")
         return self
 
 
@@ -75,16 +107,41 @@ class Heatmap(GridSpec):
     title: str = ""
 
 
-class Curve(BaseModel):
+class Curve(Filtered):
     """A metric's history during training, one line per label (runs sharing a label, e.g. seeds: their
     mean, the spread shaded), against the step or, with `x: epoch`, the epoch (Chen Fig. 2)."""
 
-    model_config = ConfigDict(extra="forbid")
     name: str
     kind: Literal["curve"]
     metric: str = Field(description="a step metric, e.g. dev.overall")
     label: str = Field(description="line label template over params, e.g. '{variant}'")
     x: Literal["step", "epoch"] = "step"
+    title: str = ""
+
+
+class Line(Filtered):
+    """A final metric against a parameter (`x`), one line per label (e.g. `tau {tau}`), seeds averaged and
+    their spread shaded (Liao's lambda and tau ablations as lines; Chen Tables 8-9 over epochs)."""
+
+    name: str
+    kind: Literal["line"]
+    x: str = Field(description="the param on the x axis, e.g. lambda")
+    metric: str
+    label: str = Field("", description="line label template over params; empty: one line")
+    title: str = ""
+
+
+class Bar(Filtered):
+    """Grouped bars: one group per column (metric), one bar per label, seeds averaged with their std as
+    error bars (David et al. Fig. 4). With `change`, pairs of labels [before, after]: one bar per column,
+    the mean over pairs of after - before, the pairs' std as error bars (David et al. Fig. 5: the mean
+    change from cosine to linear prediction functions over eight models)."""
+
+    name: str
+    kind: Literal["bar"]
+    label: str = Field(description="bar label template over params, e.g. '{variant}'")
+    columns: dict[str, str] = Field(description="group name -> MLflow metric")
+    change: list[tuple[str, str]] | None = Field(None, description="[before, after] label pairs")
     title: str = ""
 
 
@@ -105,8 +162,11 @@ class ReportSpec(BaseModel):
     study: str
     title: str
     paper: str = Field("Other studies", description="the reproduction book's section, e.g. 'Chen'")
+    requires: str = Field(
+        "", description="what the paper profile needs that is not offline (printed with the report)"
+    )
     tables: list[GridTable | RunsTable | ErrorsTable] = Field(default_factory=list)
-    figures: list[Heatmap | Curve | Projection] = Field(default_factory=list)
+    figures: list[Heatmap | Curve | Line | Bar | Projection] = Field(default_factory=list)
 
 
 SHORT_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}  # as SimCSE's tables print them

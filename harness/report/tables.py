@@ -6,8 +6,8 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from harness.errors import HarnessError
-from harness.report.collect import row_labels
-from harness.report.spec import GridTable, RunsTable
+from harness.report.collect import filter_runs, row_labels
+from harness.report.spec import Derived, GridTable, RunsTable
 
 BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
 LATEX_NAMES = {"lambda": r"$\lambda$", "tau": r"$\tau$"}
@@ -27,6 +27,7 @@ def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table:
 
 
 def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
+    frame = filter_runs(frame, spec.where, f"table {spec.name}")
     grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name).round(2)  # ties bold alike
     rows, columns = LATEX_NAMES.get(spec.rows, spec.rows), LATEX_NAMES.get(spec.columns, spec.columns)
     grid.index.name = None
@@ -48,47 +49,92 @@ def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
     return table
 
 
+def _derive(values: pd.DataFrame, derived: Derived, axis: int) -> pd.Series:
+    """`derived.op` over the named columns (axis 1) or rows (axis 0) of `values`."""
+    picked = values[derived.of] if axis == 1 else values.loc[derived.of]
+    if derived.op == "mean":
+        return picked.mean(axis=axis, skipna=False)
+    first, second = derived.of
+    return picked[first] - picked[second] if axis == 1 else picked.loc[first] - picked.loc[second]
+
+
 def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
-    """(mean, sample std, n) per label, in the order the labels first appear."""
-    grouped = runs_frame(frame, spec).groupby(level=0, sort=False)
-    return grouped.mean(), grouped.std(ddof=1), grouped.size()
+    """(mean, sample std, n) per label after `where`, with the derived columns and rows (n 0), in the
+    order of `rows`, else the references' order then the labels' first appearance. n counts the runs
+    with a value: runs of different tasks may share a label, each filling its own columns."""
+    runs = runs_frame(filter_runs(frame, spec.where, f"table {spec.name}"), spec)
+    grouped = runs.groupby(level=0, sort=False)
+    mean, std, count = grouped.mean(), grouped.std(ddof=1), grouped.count().max(axis=1)
+    for header, derived in spec.derived_columns.items():
+        mean[header], std[header] = _derive(mean, derived, axis=1), float("nan")
+    if spec.rows is not None:
+        unknown = [label for label in spec.rows if label not in mean.index]
+        if unknown:
+            raise HarnessError(
+                f"table {spec.name}: no run labelled {unknown}; fix 'rows' in reports/<study>.yaml"
+            )
+        order = list(spec.rows)
+    else:
+        order = [label for label in spec.reference if label in mean.index]
+        order += [label for label in mean.index if label not in order]
+    mean, std, count = mean.loc[order], std.loc[order], count.loc[order]
+    for label, derived in spec.derived_rows.items():
+        unknown = [name for name in derived.of if name not in mean.index]
+        if unknown:
+            raise HarnessError(f"table {spec.name}: derived row {label!r} uses {unknown}, which have no runs")
+        mean.loc[label], std.loc[label], count.loc[label] = _derive(mean, derived, axis=0), float("nan"), 0
+    return mean, std, count
 
 
 def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
     """Means (with +- std and n where a label has several runs, e.g. seeds), the best mean per column in
-    bold (ties as printed bold alike), and under each label with a `reference` its paper's values and the
-    difference harness - paper (a reference whose label has no runs yet is left out)."""
+    bold (ties as printed bold alike; derived rows never), and under each label with a `reference` its
+    paper's values and the difference harness - paper (a reference whose label has no runs yet is left
+    out). `transpose` swaps rows and columns, the paper's values and differences then under each metric."""
     mean, std, count = runs_summary(frame, spec)
-    order = [label for label in spec.reference if label in mean.index]  # the paper's row order first
-    order += [label for label in mean.index if label not in order]
-    mean, std, count = mean.loc[order], std.loc[order], count.loc[order]
     digits = spec.digits
-    best = mean.round(digits).max()
+    best = mean[count > 0].round(digits).max()
+
+    def cell(label: str, column: str) -> str:
+        value = mean.at[label, column]
+        text = "--" if pd.isna(value) else f"{value:.{digits}f}"
+        if count[label] > 1 and not pd.isna(std.at[label, column]):
+            text += f" $\\pm$ {std.at[label, column]:.{digits}f}"
+        if count[label] > 0 and not pd.isna(value) and round(value, digits) == best[column]:
+            text = f"\\textbf{{{text}}}"
+        return text
+
+    def paper(label: str, column: str) -> str:
+        value = spec.reference.get(label, {}).get(column)
+        return "" if value is None else f"{value:.{digits}f}"
+
+    def delta(label: str, column: str) -> str:
+        value = spec.reference.get(label, {}).get(column)
+        if value is None or pd.isna(mean.at[label, column]):
+            return ""
+        return f"{mean.at[label, column] - value:+.{digits}f}"
+
+    def name(label: str) -> str:
+        return escape_latex(label) + (f" ($n={count[label]}$)" if count[label] > 1 else "")
+
+    source = escape_latex(spec.reference_source)
     rows: list[tuple[str, list[str]]] = []
-    for label in mean.index:
-        cells = []
-        for column in mean.columns:
-            value = mean.at[label, column]
-            text = "--" if pd.isna(value) else f"{value:.{digits}f}"
-            if count[label] > 1 and not pd.isna(std.at[label, column]):
-                text += f" $\\pm$ {std.at[label, column]:.{digits}f}"
-            if not pd.isna(value) and round(value, digits) == best[column]:
-                text = f"\\textbf{{{text}}}"
-            cells.append(text)
-        name = escape_latex(label) + (f" ($n={count[label]}$)" if count[label] > 1 else "")
-        rows.append((name, cells))
-        paper = spec.reference.get(label)
-        if paper:
+    outer, inner = (
+        (list(mean.columns), list(mean.index)) if spec.transpose else (list(mean.index), list(mean.columns))
+    )
+    for key in outer:
+
+        def at(fn, key=key):  # noqa: ANN001, ANN202 - (label, column) in either layout
+            return [fn(other, key) if spec.transpose else fn(key, other) for other in inner]
+
+        rows.append((escape_latex(key) if spec.transpose else name(key), at(cell)))
+        labels = inner if spec.transpose else [key]
+        if any(spec.reference.get(label) for label in labels):
             unique = "{}" * len(rows)  # an empty group keeps the reference rows' labels distinct
-            source = escape_latex(spec.reference_source)
-            rows.append((f"\\quad {source}{unique}",
-                         [f"{paper[c]:.{digits}f}" if c in paper else "" for c in mean.columns]))  # fmt: skip
-            rows.append((f"\\quad $\\Delta${unique}", [
-                f"{mean.at[label, c] - paper[c]:+.{digits}f}" if c in paper and not pd.isna(mean.at[label, c])
-                else "" for c in mean.columns
-            ]))  # fmt: skip
-    shown = pd.DataFrame([cells for _, cells in rows], index=[name for name, _ in rows],
-                         columns=[escape_latex(c) for c in mean.columns])  # fmt: skip
+            rows.append((f"\\quad {source}{unique}", at(paper)))
+            rows.append((f"\\quad $\\Delta${unique}", at(delta)))
+    headers = [name(label) for label in inner] if spec.transpose else [escape_latex(c) for c in inner]
+    shown = pd.DataFrame([cells for _, cells in rows], index=[n for n, _ in rows], columns=headers)
     return _booktabs(shown.style, spec.name, spec.caption)
 
 

@@ -55,3 +55,90 @@ def test_curve_points_follow_epochs_and_average_seeds(tmp_path) -> None:  # noqa
     assert means[("x", 2)] == pytest.approx(0.7) and means[("y", 1)] == pytest.approx(0.1)
     curve(points, spec, tmp_path / "fig.png")
     assert (tmp_path / "fig.png").stat().st_size > 1000
+
+
+def _table(**fields: object):  # noqa: ANN202
+    from harness.report.spec import RunsTable
+
+    return RunsTable.model_validate({"name": "t", "kind": "runs", "digits": 2, **fields})
+
+
+def _cells(latex: str) -> list[list[str]]:
+    lines = [line.strip().removesuffix("\\\\").strip() for line in latex.splitlines() if "&" in line]
+    return [[cell.strip() for cell in line.split("&")] for line in lines]
+
+
+def test_where_keeps_one_row_of_the_grid_as_liao_table_6() -> None:
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    frame = pd.DataFrame({"lambda": [0.1, 0.1, 0.5, 0.5], "tau": [1, 0.1, 1, 0.1],
+                          "sts": [70.0, 60.0, 69.0, 61.0]})  # fmt: skip
+    rows = _cells(runs_latex(frame, _table(label="{lambda}", columns={"Avg.": "sts"}, where={"tau": 1.0})))
+    assert rows[1:] == [["0.1", r"\textbf{70.00}"], ["0.5", "69.00"]]
+    with pytest.raises(Exception, match="no run has"):
+        runs_latex(frame, _table(label="{lambda}", columns={"Avg.": "sts"}, where={"tau": 0.3}))
+
+
+def test_derived_columns_and_rows_and_the_transposed_layout() -> None:
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    frame = pd.DataFrame({"variant": ["cos", "lin"], "a": [0.6, 0.5], "b": [0.2, 0.4]})
+    spec = _table(label="{variant}", columns={"A": "a", "B": "b"}, rows=["lin", "cos"],
+                  derived_columns={"Mean": {"op": "mean", "of": ["A", "B"]}},
+                  derived_rows={"Difference": {"op": "difference", "of": ["cos", "lin"]}},
+                  reference={"cos": {"A": 0.55}}, reference_source="David")  # fmt: skip
+    rows = _cells(runs_latex(frame, spec))
+    assert rows[1] == ["lin", "0.50", r"\textbf{0.40}", r"\textbf{0.45}"]
+    assert rows[2] == ["cos", r"\textbf{0.60}", "0.20", "0.40"]
+    assert rows[3][1] == "0.55" and rows[4][1] == "+0.05"  # the paper's value and harness - paper
+    assert rows[5] == ["Difference", "0.10", "-0.20", "-0.05"]  # cos - lin, never bold
+    transposed = _cells(runs_latex(frame, spec.model_copy(update={"transpose": True})))
+    assert transposed[0][1:] == ["lin", "cos", "Difference"]
+    assert transposed[1] == ["A", "0.50", r"\textbf{0.60}", "0.10"]
+    assert transposed[2][2] == "0.55" and transposed[3][2] == "+0.05"  # under A, in the cos column
+    assert transposed[4][0] == "B"
+
+
+def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    frame = pd.DataFrame({"views": ["0.1,0.1"] * 2, "cola": [60.0, None], "rte": [None, 65.0]})
+    rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
+    assert rows[1] == ["0.1,0.1", r"\textbf{60.00}", r"\textbf{65.00}"]
+
+
+def test_bar_change_is_the_mean_difference_over_pairs(tmp_path) -> None:  # noqa: ANN001
+    import pandas as pd
+
+    from harness.report.figures import bar, bar_frame
+    from harness.report.spec import Bar
+
+    frame = pd.DataFrame({"variant": ["a.cos", "a.lin", "b.cos", "b.lin"], "sts": [0.5, 0.3, 0.4, 0.4]})
+    spec = Bar(name="f", kind="bar", label="{variant}", columns={"STS": "sts"},
+               change=[("a.cos", "a.lin"), ("b.cos", "b.lin")])  # fmt: skip
+    mean, std = bar_frame(frame, spec)
+    assert mean.iloc[0]["STS"] == pytest.approx(-0.1) and std.iloc[0]["STS"] == pytest.approx(
+        0.1414, abs=1e-4
+    )
+    bar(mean, std, spec, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_line_draws_a_metric_against_a_param(tmp_path) -> None:  # noqa: ANN001
+    import pandas as pd
+
+    from harness.report.figures import curve, line_frame
+    from harness.report.spec import Line
+
+    frame = pd.DataFrame({"lambda": [0.1, 0.5, 0.1, 0.5], "tau": [1, 1, 0.1, 0.1], "m": [1.0, 2.0, 3.0, 4.0]})
+    spec = Line(name="l", kind="line", x="lambda", metric="m", label="tau {tau}", where={"tau": 1})
+    points = line_frame(frame, spec)
+    assert list(points["value"]) == [1.0, 2.0] and set(points["label"]) == {"tau 1.0"}
+    curve(points, spec, tmp_path / "l.png")
+    assert (tmp_path / "l.png").stat().st_size > 1000
