@@ -69,6 +69,11 @@ class RunsTable(Filtered):
         description="row label -> {column header: the paper's value}, transcribed from the paper",
     )
     reference_source: str = Field("paper", description="how reference rows are labelled, e.g. 'Chen'")
+    rename: dict[str, str] = Field(
+        default_factory=dict,
+        description="label -> shown label; runs renamed alike share a row (Chen Table 2's "
+        "single-task row: three runs, one per task)",
+    )
     rows: list[str] | None = Field(None, description="the labels shown, in this order (default: all)")
     derived_columns: dict[str, Derived] = Field(default_factory=dict, description="header -> op over headers")
     derived_rows: dict[str, Derived] = Field(default_factory=dict, description="label -> op over labels")

@@ -41,7 +41,7 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
     """One row per run labelled by `spec.label`, one column per metric (labels repeat across seeds)."""
     _require(frame, list(spec.columns.values()), spec.name)
-    labels = row_labels(frame, spec.label, f"table {spec.name}")
+    labels = [spec.rename.get(label, label) for label in row_labels(frame, spec.label, f"table {spec.name}")]
     table = pd.DataFrame(
         {header: frame[metric].to_numpy() for header, metric in spec.columns.items()},
         index=pd.Index(labels, name="Model"),

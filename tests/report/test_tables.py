@@ -111,6 +111,10 @@ def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
     frame = pd.DataFrame({"views": ["0.1,0.1"] * 2, "cola": [60.0, None], "rte": [None, 65.0]})
     rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
     assert rows[1] == ["0.1,0.1", r"\textbf{60.00}", r"\textbf{65.00}"]
+    frame["variant"] = ["single_sst", "single_sts"]
+    renamed = _table(label="{variant}", columns={"CoLA": "cola", "RTE": "rte"},
+                     rename={"single_sst": "single task", "single_sts": "single task"})  # fmt: skip
+    assert _cells(runs_latex(frame, renamed))[1] == rows[1][:0] + ["single task", *rows[1][1:]]
 
 
 def test_bar_change_is_the_mean_difference_over_pairs(tmp_path) -> None:  # noqa: ANN001
