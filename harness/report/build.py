@@ -58,6 +58,10 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
         elif isinstance(figure, Curve):
             ids = list(frame["run_id"])
             epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
+            if figure.x == "epoch" and not any(epochs.values()):  # step budgets end before an epoch does
+                figure = figure.model_copy(
+                    update={"x": "step", "title": f"{figure.title} (by step: no epoch ended)"}
+                )
             points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)
             curve(points, figure, folder / f"{figure.name}.png")
         elif isinstance(figure, Line):

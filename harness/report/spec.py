@@ -32,11 +32,6 @@ class GridSpec(Filtered):
     metric: str
 
 
-class GridTable(GridSpec):
-    kind: Literal["grid"]
-    caption: str = ""
-
-
 class Derived(BaseModel):
     """A row or column computed from others: `mean` of the named ones, or `difference` of two (a - b)."""
 
@@ -49,6 +44,20 @@ class Derived(BaseModel):
         if self.op == "difference" and len(self.of) != 2:
             raise ValueError(f"a difference takes two names (a - b), got {self.of}")
         return self
+
+
+class GridTable(GridSpec):
+    """The grid as a table, best cell in bold; `rename` shows values under other names (as text, e.g.
+    "0.1" or "cosine"), `derived_rows` add means / differences of rows, `reference` prints the paper's
+    values under a row (row -> {column: value}, both as shown) with the difference."""
+
+    kind: Literal["grid"]
+    caption: str = ""
+    digits: int = Field(2, ge=0, le=6)
+    rename: dict[str, str] = Field(default_factory=dict)
+    derived_rows: dict[str, Derived] = Field(default_factory=dict)
+    reference: dict[str, dict[str, float]] = Field(default_factory=dict)
+    reference_source: str = "paper"
 
 
 class RunsTable(Filtered):

@@ -27,15 +27,25 @@ def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table:
 
 
 def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
+    """The metric over rows x columns (mean over a cell's runs), the best cell in bold; `rename` names
+    values, `derived_rows` add differences or means of rows (David et al. Table 9), and `reference` rows
+    print the paper's values under a row, with the difference."""
     frame = filter_runs(frame, spec.where, f"table {spec.name}")
-    grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name).round(2)  # ties bold alike
+    grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name)
+    count = frame.pivot_table(index=spec.rows, columns=spec.columns, values=spec.metric, aggfunc="count")
+    std = frame.pivot_table(index=spec.rows, columns=spec.columns, values=spec.metric, aggfunc="std")
+    std, count = std.reindex_like(grid), count.reindex_like(grid).fillna(0).max(axis=1).astype(int)
+
+    def shown(value: object) -> str:
+        text = f"{value:g}" if isinstance(value, int | float) else str(value)
+        return spec.rename.get(text, text)
+
+    for table in (grid, std):
+        table.index, table.columns = [shown(v) for v in table.index], [shown(v) for v in table.columns]
+    count.index = grid.index
+    grid, std, count = _derived_rows(grid, std, count, spec.derived_rows, spec.name)
     rows, columns = LATEX_NAMES.get(spec.rows, spec.rows), LATEX_NAMES.get(spec.columns, spec.columns)
-    grid.index.name = None
-    grid.columns.name = f"{rows} \\textbackslash{{}} {columns}"
-    styler = (
-        grid.style.format("{:.2f}", na_rep="--").format_index("{:g}", axis=0).format_index("{:g}", axis=1)
-    )
-    return _booktabs(styler.highlight_max(axis=None, props=BOLD), spec.name, spec.caption)
+    return _render(grid, std, count, spec, best_overall=True, corner=f"{rows} \\textbackslash{{}} {columns}")
 
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
@@ -78,10 +88,17 @@ def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd
         order = [label for label in spec.reference if label in mean.index]
         order += [label for label in mean.index if label not in order]
     mean, std, count = mean.loc[order], std.loc[order], count.loc[order]
-    for label, derived in spec.derived_rows.items():
+    return _derived_rows(mean, std, count, spec.derived_rows, spec.name)
+
+
+def _derived_rows(
+    mean: pd.DataFrame, std: pd.DataFrame, count: pd.Series, derived_rows: dict[str, Derived], table: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
+    """Append each derived row (n 0: never bold, no spread)."""
+    for label, derived in derived_rows.items():
         unknown = [name for name in derived.of if name not in mean.index]
         if unknown:
-            raise HarnessError(f"table {spec.name}: derived row {label!r} uses {unknown}, which have no runs")
+            raise HarnessError(f"table {table}: derived row {label!r} uses {unknown}, which have no runs")
         mean.loc[label], std.loc[label], count.loc[label] = _derive(mean, derived, axis=0), float("nan"), 0
     return mean, std, count
 
@@ -92,8 +109,23 @@ def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
     paper's values and the difference harness - paper (a reference whose label has no runs yet is left
     out). `transpose` swaps rows and columns, the paper's values and differences then under each metric."""
     mean, std, count = runs_summary(frame, spec)
+    return _render(mean, std, count, spec)
+
+
+def _render(
+    mean: pd.DataFrame,
+    std: pd.DataFrame,
+    count: pd.Series,
+    spec: RunsTable | GridTable,
+    best_overall: bool = False,
+    corner: str | None = None,
+) -> str:
+    """The LaTeX of a summary (rows x columns of means), bold best per column (or over the whole table),
+    reference and difference rows under referenced labels, transposed on request."""
     digits = spec.digits
     best = mean[count > 0].round(digits).max()
+    if best_overall:
+        best[:] = best.max()
 
     def cell(label: str, column: str) -> str:
         value = mean.at[label, column]
@@ -119,22 +151,24 @@ def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
 
     source = escape_latex(spec.reference_source)
     rows: list[tuple[str, list[str]]] = []
+    transpose = getattr(spec, "transpose", False)
     outer, inner = (
-        (list(mean.columns), list(mean.index)) if spec.transpose else (list(mean.index), list(mean.columns))
+        (list(mean.columns), list(mean.index)) if transpose else (list(mean.index), list(mean.columns))
     )
     for key in outer:
 
         def at(fn, key=key):  # noqa: ANN001, ANN202 - (label, column) in either layout
-            return [fn(other, key) if spec.transpose else fn(key, other) for other in inner]
+            return [fn(other, key) if transpose else fn(key, other) for other in inner]
 
-        rows.append((escape_latex(key) if spec.transpose else name(key), at(cell)))
-        labels = inner if spec.transpose else [key]
+        rows.append((escape_latex(key) if transpose else name(key), at(cell)))
+        labels = inner if transpose else [key]
         if any(spec.reference.get(label) for label in labels):
             unique = "{}" * len(rows)  # an empty group keeps the reference rows' labels distinct
             rows.append((f"\\quad {source}{unique}", at(paper)))
             rows.append((f"\\quad $\\Delta${unique}", at(delta)))
-    headers = [name(label) for label in inner] if spec.transpose else [escape_latex(c) for c in inner]
+    headers = [name(label) for label in inner] if transpose else [escape_latex(c) for c in inner]
     shown = pd.DataFrame([cells for _, cells in rows], index=[n for n, _ in rows], columns=headers)
+    shown.columns.name = corner
     return _booktabs(shown.style, spec.name, spec.caption)
 
 

@@ -1,3 +1,6 @@
+import pandas as pd
+
+from harness.report.collect import row_labels
 from harness.report.spec import REPORTS_DIR, default_columns, load_spec
 from harness.study_spec import STUDIES_DIR
 
@@ -26,19 +29,33 @@ def test_shipped_specs_validate() -> None:
 
 def test_every_reference_row_names_a_row_the_study_produces() -> None:
     """A typo in a transcribed label would silently drop the paper's numbers from the report."""
-    from harness.report.spec import RunsTable
+    from harness.report.collect import filter_runs
+    from harness.report.spec import GridTable, RunsTable
     from harness.study_spec import load_study
+
+    def shown(value: object, rename: dict[str, str]) -> str:
+        text = f"{value:g}" if isinstance(value, int | float) else str(value)
+        return rename.get(text, text)
 
     checked = 0
     for path in STUDIES_DIR.glob("*.yaml"):
-        labels = None
+        runs = pd.DataFrame([run.flat() for run in load_study(path.stem, "paper").grid_runs()])
         for table in load_spec(path.stem).tables:
-            if isinstance(table, RunsTable) and table.reference:
-                if labels is None:
-                    runs = load_study(path.stem, "paper").grid_runs()
-                    labels = {table.label.format(**run.flat()) for run in runs}
-                assert set(table.reference) <= labels, (path.stem, set(table.reference) - labels)
-                checked += 1
+            if not isinstance(table, RunsTable | GridTable) or not table.reference:
+                continue
+            kept = filter_runs(runs, table.where, table.name)
+            if isinstance(table, RunsTable):
+                labels = {
+                    table.rename.get(label, label) for label in row_labels(kept, table.label, table.name)
+                }
+                columns = set(table.columns) | set(table.derived_columns)
+            else:
+                labels = {shown(v, table.rename) for v in kept[table.rows]}
+                columns = {shown(v, table.rename) for v in kept[table.columns]}
+            labels |= set(table.derived_rows)
+            assert set(table.reference) <= labels, (path.stem, set(table.reference) - labels)
+            assert all(set(values) <= columns for values in table.reference.values()), (path.stem, table.name)
+            checked += 1
     assert checked >= 4
 
 
