@@ -9,13 +9,14 @@ import tempfile
 from pathlib import Path
 
 import click
+import pandas as pd
 
 from harness.errors import HarnessError
 from harness.report.collect import histories, trial_frame
 from harness.report.errors import errors_latex
 from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, line_frame
 from harness.report.projection import projection
-from harness.report.spec import Bar, Curve, ErrorsTable, GridTable, Line, Projection, load_spec
+from harness.report.spec import Bar, Curve, ErrorsTable, GridTable, Line, Projection, RunsTable, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.tracking import Tracker
 
@@ -45,37 +46,42 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
     ]
     if spec.requires:
         body.append(f"\\emph{{The paper profile needs: {escape_latex(spec.requires)}}}")
-    for table in spec.tables:
-        if isinstance(table, ErrorsTable):
-            latex = errors_latex(tracker, frame, table)
-        else:
-            latex = grid_latex(frame, table) if isinstance(table, GridTable) else runs_latex(frame, table)
-        (folder / f"{table.name}.tex").write_text(latex, encoding="utf-8")
-        body.append(f"\\input{{{prefix}{table.name}.tex}}")
-    for figure in spec.figures:
-        if isinstance(figure, Projection):
-            projection(tracker, frame, figure, folder / f"{figure.name}.png")
-        elif isinstance(figure, Curve):
-            ids = list(frame["run_id"])
-            epochs = histories(tracker, ids, "train.epoch") if figure.x == "epoch" else {}
-            if figure.x == "epoch" and not any(epochs.values()):  # step budgets end before an epoch does
-                figure = figure.model_copy(
-                    update={"x": "step", "title": f"{figure.title} (by step: no epoch ended)"}
-                )
-            points = curve_frame(frame, figure, histories(tracker, ids, figure.metric), epochs)
-            curve(points, figure, folder / f"{figure.name}.png")
-        elif isinstance(figure, Line):
-            curve(line_frame(frame, figure), figure, folder / f"{figure.name}.png")
-        elif isinstance(figure, Bar):
-            bar(*bar_frame(frame, figure), figure, folder / f"{figure.name}.png")
-        else:
-            heatmap(frame, figure, folder / f"{figure.name}.png")
-        body.append(
-            "\\begin{figure}[H]\\centering"
-            f"\\includegraphics[width=0.6\\linewidth]{{{prefix}{figure.name}.png}}\\end{{figure}}"
-        )
+    for part in [*spec.tables, *spec.figures]:
+        try:
+            body.append(_write_part(part, tracker, frame, folder, prefix))
+        except HarnessError as exc:  # e.g. a smoke profile that does not evaluate what this part shows
+            click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
+            body.append(f"\\emph{{{escape_latex(part.name)} not built: {escape_latex(str(exc))}.}}")
     frame.to_csv(folder / "runs.csv", index=False)
     return "\n".join(body)
+
+
+def _write_part(part: object, tracker: Tracker, frame: pd.DataFrame, folder: Path, prefix: str) -> str:
+    """Write one table (.tex) or figure (.png) of a spec; return the LaTeX that includes it."""
+    if isinstance(part, ErrorsTable | GridTable | RunsTable):
+        if isinstance(part, ErrorsTable):
+            latex = errors_latex(tracker, frame, part)
+        else:
+            latex = grid_latex(frame, part) if isinstance(part, GridTable) else runs_latex(frame, part)
+        (folder / f"{part.name}.tex").write_text(latex, encoding="utf-8")
+        return f"\\input{{{prefix}{part.name}.tex}}"
+    path = folder / f"{part.name}.png"
+    if isinstance(part, Projection):
+        projection(tracker, frame, part, path)
+    elif isinstance(part, Curve):
+        ids = list(frame["run_id"])
+        epochs = histories(tracker, ids, "train.epoch") if part.x == "epoch" else {}
+        if part.x == "epoch" and not any(epochs.values()):  # step budgets end before an epoch does
+            part = part.model_copy(update={"x": "step", "title": f"{part.title} (by step: no epoch ended)"})
+        curve(curve_frame(frame, part, histories(tracker, ids, part.metric), epochs), part, path)
+    elif isinstance(part, Line):
+        curve(line_frame(frame, part), part, path)
+    elif isinstance(part, Bar):
+        bar(*bar_frame(frame, part), part, path)
+    else:
+        heatmap(frame, part, path)
+    graphic = f"\\includegraphics[width=0.6\\linewidth]{{{prefix}{part.name}.png}}"
+    return f"\\begin{{figure}}[H]\\centering{graphic}\\end{{figure}}"
 
 
 def build_report(
