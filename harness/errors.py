@@ -1,5 +1,5 @@
-"""The one exception type the CLI turns into a one-line error and a non-zero exit, and the close-match
-hint every unknown name gets."""
+"""The one exception type the CLI turns into a one-line error and a non-zero exit (and its kind that a
+study turns into a skipped trial), and the close-match hint every unknown name gets."""
 
 import difflib
 from collections.abc import Iterable
@@ -7,6 +7,11 @@ from collections.abc import Iterable
 
 class HarnessError(Exception):
     """A user-facing error: the message names the problem and the fix, on one line."""
+
+
+class TrialSkipped(HarnessError):
+    """A trial that cannot run here for want of something optional (a GloVe vectors file): the study
+    runner prunes it and prints the one-line message, which says what to give, and goes on."""
 
 
 def did_you_mean(name: str, known: Iterable[str], otherwise: str, cutoff: float = 0.5) -> str:

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from transformers import AutoConfig
 
 from harness.data.paths import resolve_data_dir
-from harness.errors import HarnessError
+from harness.errors import HarnessError, TrialSkipped
 from harness.methods.base import DataSources
 from harness.model.encoder import resolve_model_name
 from harness.study import (
@@ -148,6 +148,10 @@ def worker_loop(
         except KeyboardInterrupt:
             trial.set_user_attr(INTERRUPTED, True)
             raise
+        except TrialSkipped as exc:  # something optional is missing: pruned, with what to give
+            trial.set_user_attr("skipped", str(exc)[:1000])
+            tqdm.write(f"trial {trial.number} skipped: {exc}")
+            raise optuna.TrialPruned(str(exc)) from None
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             trial.set_user_attr("error", reason[:1000])

@@ -17,6 +17,7 @@ import yaml
 
 from harness.data.cs224n import multitask_data
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
+from harness.errors import TrialSkipped
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.methods.base import DataSources
@@ -55,7 +56,8 @@ def run_trial(
     """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
     score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
 
-    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C), never RUNNING.
+    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C; or skipped, the
+    TrialSkipped notice as its `error` tag), never RUNNING.
     """
     config = run_spec.settings
     tags = {
@@ -79,6 +81,9 @@ def run_trial(
         value = _train_and_evaluate(run_spec, ctx, run, report)
     except KeyboardInterrupt:
         run.finish("KILLED", "interrupted (Ctrl-C); re-run the study to run this trial again")
+        raise
+    except TrialSkipped as exc:
+        run.finish("KILLED", f"skipped: {exc}")
         raise
     except BaseException as exc:
         run.log_text(traceback.format_exc(), "error.txt")

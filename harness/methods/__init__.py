@@ -5,6 +5,7 @@ from harness.methods import (  # noqa: F401
     ensemble,
     frozen,
     fusion,
+    glove,
     multitask,
     pipeline,
     sbert,

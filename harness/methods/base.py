@@ -42,7 +42,7 @@ class Method(nn.Module):
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
     objective: ClassVar[str] = "sts"
-    needs_encoder: ClassVar[bool] = True  # False: built from other runs' outputs, no model is loaded
+    needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
     # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins
     run_defaults: ClassVar[dict[str, Any]] = {}
 

@@ -7,21 +7,33 @@ L_SCL: `harness.losses.nli_supervised_contrastive` with temperature tau and Liao
 one anchor per entailment row and N+/N- drawn at random, as the authors' code (Danqi7/584-final@994712c
 bert_sent_embed.py:114-168) where the paper (3) is silent; `anchors: premise` / `draw: first` are the
 other variants.
+
+`contrastive_term: augment`: Liao's "Augment" baselines (Table 2 caption: "trained on augmented anchor,
+positive and negative sentences using pure cross-entropy loss"; 3p3n-Augment, allpalln-Augment), as
+    L = (1 - lambda) * L_CE + lambda * L_aug
+L_aug: `harness.losses.nli_augmented_cross_entropy`, the same classifier's cross-entropy over every
+(anchor premise, selected hypothesis) pair that L_SCL would compare (same anchors, N+/N- selection and
+draw; 4.4: "3p3n-lambda0.5-SCL and 3p3n-Augment have the same amount of augmented positive and negative
+sentences"), positives labelled entailment and negatives contradiction. An interpretation: the paper
+gives no labels and the authors' code has none of it (Danqi7/584-final@994712c README.md:5 lists only
+"AUG#1: lambda: 0.5, temperature N/A, pos:3, neg:3"); negatives are labelled contradiction because they
+are what L_SCL pushes apart. `tau` and `normalize` are L_SCL's and are refused with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.data.nli import ENTAILMENT, NLIGroup, pack_batches
+from harness.data.nli import ENTAILMENT, LABELS, NLIGroup, pack_batches
 from harness.data.train_sets import load_nli
 from harness.fields import refuse_set
 from harness.losses import nli_supervised_contrastive, parse_selection
+from harness.losses.nli_augment import nli_augmented_cross_entropy
 from harness.losses.nli_supcon import Anchors, Draw
 from harness.methods.base import DataSources, Method
 from harness.model.encoder import Encoder
@@ -33,7 +45,14 @@ from harness.train.loop import Stage
 class SCLParams(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    lam: float = Field(0.5, alias="lambda", ge=0.0, le=1.0, description="weight of L_SCL")
+    lam: float = Field(
+        0.5, alias="lambda", ge=0.0, le=1.0, description="weight of L_SCL (or of L_aug with augment)"
+    )
+    contrastive_term: Literal["scl", "augment"] = Field(
+        "scl",
+        description="the lambda-weighted term: L_SCL, or augment (Liao's Augment baselines: the "
+        "classifier's cross-entropy over the anchor / selected positive and negative pairs)",
+    )
     tau: float = Field(1.0, gt=0.0, description="softmax temperature of L_SCL")
     selection: str = Field("allpalln", description="N+/N- per anchor: 3p3n, 3palln, allpalln, ...")
     classifier: NLIHead = Field("two_linear", description="Liao's two linear layers; linear (SBERT); mlp")
@@ -59,6 +78,12 @@ class SCLParams(BaseModel):
     def _draw_needs_a_cap(self) -> SCLParams:
         if parse_selection(self.selection) == (None, None):
             refuse_set(self, {"draw"}, f"with selection {self.selection} (no cap, nothing to draw)")
+        return self
+
+    @model_validator(mode="after")
+    def _augment_has_no_similarity(self) -> SCLParams:
+        if self.contrastive_term == "augment":
+            refuse_set(self, {"tau", "normalize"}, "with contrastive_term: augment (no similarity in it)")
         return self
 
 
@@ -98,7 +123,22 @@ class SupervisedContrastiveNLI(Method):
             logits = self.classifier(anchors[owner], candidates)
             parts["loss_ce"] = F.cross_entropy(logits.float(), labels)
             total = total + (1.0 - lam) * parts["loss_ce"]
-        if lam > 0.0:
+        if lam > 0.0 and self.params.contrastive_term == "augment":
+            parts["loss_aug"] = nli_augmented_cross_entropy(
+                self.classifier,
+                anchors,
+                candidates,
+                owner,
+                labels == ENTAILMENT,
+                self.max_pos,
+                self.max_neg,
+                anchor_per=self.params.anchors,
+                draw=self.params.draw,
+                entailment=ENTAILMENT,
+                contradiction=LABELS["contradiction"],
+            )
+            total = total + lam * parts["loss_aug"]
+        elif lam > 0.0:
             parts["loss_scl"] = nli_supervised_contrastive(
                 anchors,
                 candidates,

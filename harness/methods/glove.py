@@ -1,0 +1,64 @@
+"""`glove`: no training; Liao's "Avg. GloVe embeddings", a sentence as the mean of its GloVe vectors.
+
+Liao Table 2 caption: "the average GloVe word embeddings for all tokens in a sentence" (Tables 2-3);
+formula, tokens and the SentEval convention in harness/model/glove.py. Scored by the `sts` objective
+like any embedding: STS-B dev, then the STS tests and the `eval_suite`'s transfer tasks.
+
+No transformer is loaded (`needs_encoder = False`; the run's `model` field is not read). The vectors
+are not shipped: without `glove_path`, or when the file is missing, the trial is skipped (Optuna:
+pruned; its MLflow run ends KILLED with the notice) and the study goes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from harness.errors import TrialSkipped
+from harness.fields import Strict
+from harness.methods.base import DataSources, Method
+from harness.model.glove import GloveEmbedder
+from harness.registry import register_method
+from harness.train.loop import Stage
+
+GLOVE_URL = "https://nlp.stanford.edu/projects/glove/"
+
+
+class GloveParams(Strict):
+    glove_path: str | None = Field(
+        None,
+        description="GloVe vectors as text (`word v1 ... vd` a line, .gz allowed), e.g. glove.840B.300d.txt",
+    )
+
+
+def vectors_file(glove_path: str | None) -> Path:
+    """The vectors file, or TrialSkipped with the one-line notice of what to give."""
+    fix = f"set glove_path: /path/glove.840B.300d.txt ({GLOVE_URL})"
+    if glove_path is None:
+        raise TrialSkipped(f"glove: no vectors file; {fix}")
+    path = Path(glove_path).expanduser()
+    if not path.is_file():
+        raise TrialSkipped(f"glove: vectors file {path} not found; {fix}")
+    return path
+
+
+@register_method("glove")
+class AverageGlove(Method):
+    Params = GloveParams
+    needs_encoder = False
+
+    def __init__(self, encoder: None, params: GloveParams) -> None:
+        super().__init__(None, params)
+        self.embedder = GloveEmbedder(vectors_file(params.glove_path))
+
+    @classmethod
+    def load_train_data(cls, run: Any, sources: DataSources) -> list[Any]:
+        return []
+
+    def eval_encoder(self) -> GloveEmbedder:
+        return self.embedder
+
+    def stages(self, config: Any, data: Any) -> list[Stage]:
+        return []

@@ -1,0 +1,80 @@
+"""Every shipped study end to end: its smoke profile on the tiny random BERT with a 2-step budget per
+stage, then its shipped report spec over the runs (tables' rows, the paper's reference rows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.report.build import build_report
+from harness.report.spec import GridTable, RunsTable, load_spec
+from harness.runner import run_study
+from harness.study_spec import STUDIES_DIR, load_study
+
+STUDIES = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
+SOURCES = {"chen_ensemble": "chen_supervised", "david_ensemble": "david_ensemble_members"}  # run first
+
+
+def _two_steps(node: Any) -> Any:
+    """Every step budget in a profile's variant overrides set to 2, every repeat to 1."""
+    if isinstance(node, dict):
+        out = {k: _two_steps(v) for k, v in node.items()}
+        if "max_steps" in out:
+            out["max_steps"] = 2
+        if "repeat" in out:
+            out["repeat"] = 1
+        return out
+    return [_two_steps(v) for v in node] if isinstance(node, list) else node
+
+
+def tiny_copy(name: str, folder: Path, tiny_bert: Path) -> Path:
+    """The study with one profile, `tiny`: its smoke profile on the tiny BERT, 2 steps a stage."""
+    config = yaml.safe_load((STUDIES_DIR / f"{name}.yaml").read_text())
+    smoke = _two_steps(config["profiles"]["smoke"])
+    base = {**config.get("base", {}), **smoke.get("base", {})}
+    if base.get("method") != "ensemble":
+        smoke["base"] = {**smoke.get("base", {}), "model": str(tiny_bert), "max_steps": 2, "precision": "fp32",
+                         "max_seq_length": 32, "eval_batch_size": 512, "batch_size": 8}  # fmt: skip
+        if base.get("train_data") == "snli_local" or base.get("method") == "scl":
+            smoke["base"].update(train_data="snli_local", snli_splits=["dev"], train_limit=60)
+    else:
+        smoke["base"]["source_profile"] = "tiny"
+    config["profiles"] = {"tiny": smoke}
+    config["default_profile"] = "tiny"
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
+    name: str, tmp_path: Path, tiny_bert: Path
+) -> None:
+    for study in [SOURCES[name]] if name in SOURCES else []:
+        run_study(load_study(str(tiny_copy(study, tmp_path, tiny_bert))), progress=False)
+    study = load_study(str(tiny_copy(name, tmp_path, tiny_bert)))
+    opt = run_study(study, progress=False)
+    states = {t.state.name for t in opt.trials}
+    assert states <= {"COMPLETE", "PRUNED"} and "COMPLETE" in states, states
+    assert len(opt.trials) == study.n_trials
+
+    folder = build_report(name, None, str(tmp_path / "reports"), None, pdf=False)
+    document = (folder / "report.tex").read_text()
+    spec = load_spec(name)
+    built = 0
+    for table in spec.tables:
+        path = folder / f"{table.name}.tex"
+        if not path.is_file():
+            assert f"{table.name} not built" in document.replace("\\_", "_")
+            continue
+        built += 1
+        latex = path.read_text()
+        assert "\\toprule" in latex and "\\bottomrule" in latex
+        if isinstance(table, RunsTable | GridTable) and table.reference:
+            assert table.reference_source in latex  # the paper's rows printed beside the harness's
+    for figure in spec.figures:
+        assert (folder / f"{figure.name}.png").is_file() or f"{figure.name} not built" in document
+    assert built >= 1 or not spec.tables
