@@ -5,7 +5,7 @@ fusion), searched as one categorical dimension `variant` crossed with `search`.
 
 A trial's fields, later ones winning: study base, profile base, the variant's fields (the study's, then
 the profile's overrides of that variant), the searched values. `load_study` validates every grid point
-of every variant before anything runs. `seeds: [1, 2, 3]` runs every grid point once per seed (a `seed`
+of every variant before anything runs; a profile's `only` runs a subset of the variants. `seeds: [1, 2, 3]` runs every grid point once per seed (a `seed`
 dimension of the grid); the report averages them (mean +- std, n)."""
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ class Profile(BaseModel):
     variants: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="overrides of the study's variants, by name (e.g. smaller budgets)"
     )
+    only: list[str] | None = Field(
+        None, min_length=1, description="run only these variants (a smoke profile's subset of the rows)"
+    )
 
 
 class StudyConfig(BaseModel):
@@ -78,6 +81,8 @@ class StudyConfig(BaseModel):
         for name, profile in self.profiles.items():
             for unknown in set(profile.variants) - set(self.variants):
                 raise ValueError(f"profile '{name}' overrides variant '{unknown}', which 'variants' lacks")
+            for unknown in set(profile.only or []) - set(self.variants):
+                raise ValueError(f"profile '{name}' runs only variant '{unknown}', which 'variants' lacks")
             if VARIANT in (profile.search or {}) or VARIANT in self.search:
                 raise ValueError("'variant' is searched by declaring 'variants:', not in 'search'")
         return self
@@ -161,7 +166,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
     prof = study.profiles[chosen]
     search = prof.search if prof.search is not None else study.search
     if study.variants:
-        search = {VARIANT: list(study.variants), **search}
+        search = {VARIANT: [v for v in study.variants if prof.only is None or v in prof.only], **search}
     sampler = study.sampler
     seeds = prof.seeds if prof.seeds is not None else study.seeds
     if seeds is not None:

@@ -74,3 +74,16 @@ def test_a_profile_may_only_override_declared_variants(tmp_path: Path, tiny_bert
     path = tiny_study(tmp_path, tiny_bert, {}, name="bad-override", method="multitask")
     with pytest.raises(HarnessError, match="overrides variant 'fusoin', which 'variants' lacks"):
         load_study(_with_variants(path, VARIANTS, fusoin={"temperature": 0.2}))
+
+
+def test_a_profile_may_run_only_some_variants(tmp_path: Path, tiny_bert: Path) -> None:
+    path = tiny_study(tmp_path, tiny_bert, {}, name="subset", method="multitask")
+    config = yaml.safe_load(Path(_with_variants(path, VARIANTS)).read_text())
+    config["profiles"]["tiny"]["only"] = ["fusion"]
+    Path(path).write_text(yaml.safe_dump(config))
+    study = load_study(path)
+    assert study.search["variant"] == ["fusion"] and study.n_trials == 1
+    config["profiles"]["tiny"]["only"] = ["fusoin"]
+    Path(path).write_text(yaml.safe_dump(config))
+    with pytest.raises(HarnessError, match="runs only variant 'fusoin', which 'variants' lacks"):
+        load_study(path)

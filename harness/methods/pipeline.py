@@ -15,12 +15,13 @@ presets: their flat fields translate into such a list (`PipelineMethod.pipeline`
 The method builds the CS224N heads when a stage trains them, the projection (harness.model.projection;
 training only unless `mlp_at_test`) when a stage is contrastive, and the modules a stage brings (a GLUE
 task's head). It is scored by its stages' objective: the CS224N dev sets after `finetune` / `fusion`,
-the GLUE task's dev split after `glue`, STS when every stage is contrastive.
+the GLUE task's dev split after `glue`, STS when every stage is contrastive. Stages that read GLUE read
+it from `glue_source` / `glue_dir` (harness.data.glue_source).
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import Field, ValidationError, model_validator
 from torch import nn
@@ -140,6 +141,12 @@ class PipelineParams(HeadParams, ProjectionParams):
     """The stages, the heads (when a stage trains them) and the projection (when one is contrastive)."""
 
     stages: list[StageEntry] = Field(min_length=1, description="the training stages, in order")
+    glue_source: Literal["local", "hub"] = Field(
+        "local", description="GLUE tasks: local <TASK>/*.tsv files, or the hub's nyu-mll/glue (internet)"
+    )
+    glue_dir: str | None = Field(
+        None, description="local GLUE: the folder holding <TASK>/; unset: <data>/glue"
+    )
 
     @model_validator(mode="after")
     def _fields_the_stages_read(self) -> PipelineParams:
@@ -157,6 +164,13 @@ class PipelineParams(HeadParams, ProjectionParams):
             refuse_set(self, heads, "without a finetune or fusion stage")
         if not any(s.reads_quora() for s in stages):
             refuse_set(self, {"quora_train"}, "without a stage that trains on Quora")
+        # only values other than the defaults are refused: a logged config (every field) reads back
+        glue = [f for f, other in (("glue_source", self.glue_source != "local"), ("glue_dir", self.glue_dir))
+                if other]  # fmt: skip
+        if glue and not any(s.reads_glue() for s in stages):
+            raise ValueError(f"'{glue[0]}' is not read without a stage that reads a GLUE task; remove it")
+        if self.glue_source == "hub" and self.glue_dir:
+            raise ValueError("'glue_dir' is not read with glue_source: hub; remove it")
         if not any(s.needs_projection for s in stages):
             refuse_set(self, set(ProjectionParams.model_fields), "without a contrastive or fusion stage")
         return self

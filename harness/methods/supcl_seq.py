@@ -8,7 +8,8 @@ Views: the paper forwards the batch N times, one view per listed dropout probabi
 N = 2 with p = 0 and p = 0.1; the code's own docstring, SupCsTrainer.py:34, says the same). The
 authors' code adds one more view first, at the model's default dropout (SupCsTrainer.py:66, then one per
 entry of `w_drop_out`, :76): `default_view: true` reproduces that. Its loss is also scaled by
-tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon)."""
+tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon). The views and their fields are
+harness.model.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE)."""
 
 from __future__ import annotations
 
@@ -18,22 +19,16 @@ import torch
 from pydantic import Field
 
 from harness.data.cs224n import MultitaskData
-from harness.fields import Probabilities
-from harness.losses import cross_entropy, supcon
+from harness.losses import cross_entropy
 from harness.methods.params import SentimentHeadParams
 from harness.methods.tasks import TaskMethod
-from harness.model.encoder import Encoder
+from harness.model.dropout_views import DropoutViewFields, supcon_views
 from harness.registry import register_method
 from harness.train.loop import Stage
 from harness.train.multitask import schedule
 
 
-class SupCLSeqParams(SentimentHeadParams):
-    views: Probabilities = Field(default_factory=lambda: [0.0, 0.1, 0.2], min_length=2)
-    temperature: float = Field(0.05, gt=0)
-    normalize: bool = Field(True, description="L2-normalise the views (footnote 2); false: raw inner product")
-    default_view: bool = Field(False, description="the authors' code: one more view at the model's dropout")
-    base_temperature: float | None = Field(None, gt=0, description="the authors' code: loss x tau / 0.07")
+class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
     classifier_epochs: int = Field(1, gt=0)
     classifier_lr: float = Field(1e-3, gt=0)
 
@@ -42,27 +37,14 @@ class SupCLSeqParams(SentimentHeadParams):
 class SupCLSeq(TaskMethod):
     Params = SupCLSeqParams
 
-    def __init__(self, encoder: Encoder, params: SupCLSeqParams) -> None:
-        super().__init__(encoder, params)
-        self.default_dropout = next(
-            (m.p for m in encoder.model.modules() if isinstance(m, torch.nn.Dropout)), 0.1
-        )
-
     @classmethod
     def trained_tasks(cls, params: Any) -> tuple[str, ...]:
         return ("sst",)
 
     def views_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
         texts = [data.sst_train.texts[i] for i in rows]
-        p = self.params
-        views = []
-        for probability in ([self.default_dropout] if p.default_view else []) + list(p.views):
-            self.encoder.set_dropout(probability)
-            views.append(self.encoder.embed(texts))
-        self.encoder.set_dropout(self.default_dropout)
-        labels = torch.as_tensor(data.sst_train.labels[rows], device=views[0].device)
-        features = torch.stack(views, dim=1)
-        return {"loss": supcon(features, labels, p.temperature, p.normalize, p.base_temperature)}
+        labels = torch.as_tensor(data.sst_train.labels[rows], device=self.encoder.device)
+        return {"loss": supcon_views(self.encoder, self.params, lambda: self.encoder.embed(texts), labels)}
 
     def classifier_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
         self.encoder.eval()

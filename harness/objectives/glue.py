@@ -1,7 +1,8 @@
-"""`glue`: a GLUE task's dev split (test labels are not public), scored as GLUE reports it (Wang et al.,
-2018), x 100: Matthews correlation for CoLA, F1 and accuracy for MRPC, Pearson and Spearman for STS-B,
-accuracy for the others (F1: the positive class 1, as GLUE). The task is that of the pipeline's last
-`glue` stage; the dev score is the task's first metric unless `objective_metric` names another."""
+"""`glue`: a GLUE task's dev split (test labels are not public; MNLI: the matched one), scored as GLUE
+reports it (Wang et al., 2018), x 100: Matthews correlation for CoLA, F1 and accuracy for MRPC and QQP,
+Pearson and Spearman for STS-B, accuracy for the others (F1: the positive class 1, as GLUE). The task is
+that of the pipeline's last `glue` stage, read from the run's GLUE source (harness.data.glue_source); the
+dev score is the task's first metric unless `objective_metric` names another."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import torch
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import f1_score, matthews_corrcoef
 
-from harness.data.glue import GlueSplit, glue_task, read_glue
+from harness.data.glue import GlueSplit, glue_task
+from harness.data.glue_source import run_glue
 from harness.device import autocast
 from harness.objectives.registry import Objective, register_objective
 from harness.stages.glue import glue_outputs
@@ -66,7 +68,7 @@ class GlueObjective(Objective):
         return glue_stage_task(self.run)
 
     def scores(self) -> tuple[dict[str, float], np.ndarray]:
-        dev = read_glue(self.data_dir, self.task, "dev")
+        dev = run_glue(self.run, self.data_dir, self.task, "dev")
         amp = self.encode.amp_dtype if self.encode is not None else None
         predictions = glue_predictions(self.method, self.task, dev, self.run.settings.eval_batch_size, amp)
         return glue_scores(self.task, predictions, dev.targets), predictions
@@ -83,4 +85,4 @@ class GlueObjective(Objective):
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
-        read_glue(data_dir, glue_stage_task(run), "dev")
+        run_glue(run, data_dir, glue_stage_task(run), "dev")

@@ -1,7 +1,9 @@
 """`contrastive` stages (SimCSE, Gao et al. 2021; Chen 4.1; David et al. 3.2; Phillips):
 
 - `unsup`: each sentence against a second dropout pass of itself (both passes in one forward call:
-  dropout masks differ per row), in-batch negatives; sentences from `data` (wiki / sst / quora / sts).
+  dropout masks differ per row), in-batch negatives; sentences from `data` (wiki / sst / quora / sts, or
+  `glue:<TASK>`: the distinct sentences of a GLUE task's train split, both sentences of a pair, from the
+  pipeline's `glue_source`; SupCL-Seq Table 3's "re-implementation of Gao et al. (2021)" on the task).
 - `sup_quora`: Quora paraphrase pairs as positives; with `quora_negatives` the non-paraphrase pairs are
   pushed apart (Chen's paired loss), else only paraphrase pairs are used.
 - `sup_nli`: SNLI (premise, entailment, contradiction) triplets, contradictions as hard negatives.
@@ -20,17 +22,20 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import torch
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from harness.data.cs224n import MultitaskData, run_multitask_data
+from harness.data.glue import GLUE_TASKS, GlueSplit
+from harness.data.glue_source import run_glue
 from harness.data.nli import ENTAILMENT, LABELS
 from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
-from harness.fields import Sources, refuse_set
+from harness.fields import Source, refuse_set, split_commas
 from harness.losses import info_nce, paired_info_nce
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.batching import length_grouped, random_batches
@@ -38,6 +43,8 @@ from harness.train.loop import Stage
 
 CONTRADICTION = LABELS["contradiction"]
 Kind = Literal["unsup", "sup_quora", "sup_nli", "sup_pairs"]
+GlueSource = Literal[tuple(f"glue:{task}" for task in GLUE_TASKS)]  # type: ignore[valid-type]
+Sources = Annotated[list[Source | GlueSource], BeforeValidator(split_commas)]
 # the fields each kind does not read (refused when set)
 IGNORED = {
     "unsup": {"quora_negatives", "shuffled_negatives", "hard_negative_weight", "min_similarity"},
@@ -64,15 +71,28 @@ def nli_triplets(settings: Any, data_dir: Path) -> list[tuple[str, str, str]]:
     return triplets
 
 
-def unsup_sentences(sources: list[str], data_dir: Path, tasks: MultitaskData) -> list[str]:
-    """The distinct sentences of the chosen sources, sorted (an order independent of the hash seed)."""
+def unsup_sentences(
+    sources: list[str],
+    data_dir: Path,
+    tasks: Callable[[], MultitaskData],
+    glue: Callable[[str], GlueSplit],
+) -> list[str]:
+    """The distinct sentences of the chosen sources, sorted (an order independent of the hash seed);
+    `tasks` gives the CS224N sets, `glue` a GLUE task's train split (read only when a source needs them)."""
     pool = {
         "wiki": lambda: wiki_sentences(data_dir),
-        "sst": lambda: tasks.sst_train.texts,
-        "quora": lambda: tasks.quora_train.first + tasks.quora_train.second,
-        "sts": lambda: tasks.sts_train.first + tasks.sts_train.second,
+        "sst": lambda: tasks().sst_train.texts,
+        "quora": lambda: tasks().quora_train.first + tasks().quora_train.second,
+        "sts": lambda: tasks().sts_train.first + tasks().sts_train.second,
     }
-    return sorted({s for source in sources for s in pool[source]()})
+
+    def sentences(source: str) -> Any:
+        if source.startswith("glue:"):
+            split = glue(source.removeprefix("glue:"))
+            return split.first + (split.second or [])
+        return pool[source]()
+
+    return sorted({s for source in sources for s in sentences(source)})
 
 
 def labelled_pairs(sources: list[str], tasks: MultitaskData, min_similarity: float) -> list[tuple[str, str]]:
@@ -155,6 +175,9 @@ class ContrastiveStage(StageSpec):
     def reads_quora(self) -> bool:
         return self.contrastive == "sup_quora" or (self.contrastive != "sup_nli" and "quora" in self.data)
 
+    def reads_glue(self) -> bool:
+        return self.contrastive == "unsup" and any(source.startswith("glue:") for source in self.data)
+
     @classmethod
     def from_params(cls, kind: str, params: Any, **schedule: Any) -> ContrastiveStage:
         """The stage a preset's flat fields describe (`contrastive_data`, `contrastive_limit`, ...)."""
@@ -171,6 +194,14 @@ class ContrastiveStage(StageSpec):
         """Sentences (unsup), (s1, s2, label) (sup_quora) or (premise, entailment, contradiction)."""
         if self.contrastive == "sup_nli":
             examples: list[Any] = nli_triplets(run.settings, sources.data_dir)
+        elif self.contrastive == "unsup":
+            root = sources.data_dir
+            examples = unsup_sentences(
+                self.data,
+                root,
+                functools.partial(run_multitask_data, run, root),
+                lambda task: run_glue(run, root, task, "train"),
+            )
         else:
             tasks = run_multitask_data(run, sources.data_dir)
             if self.contrastive == "sup_quora" and self.shuffled_negatives:
@@ -179,10 +210,8 @@ class ContrastiveStage(StageSpec):
                 q = tasks.quora_train
                 examples = [(a, b, int(y)) for a, b, y in zip(q.first, q.second, q.targets, strict=True)
                             if self.quora_negatives or y == 1]  # fmt: skip
-            elif self.contrastive == "sup_pairs":
-                examples = labelled_pairs(self.data, tasks, self.min_similarity)
             else:
-                examples = unsup_sentences(self.data, sources.data_dir, tasks)
+                examples = labelled_pairs(self.data, tasks, self.min_similarity)
         return examples[: self.limit] if self.limit else examples
 
     def loss(self, method: Any, batch: list[Any]) -> dict[str, torch.Tensor]:

@@ -3,7 +3,13 @@ the sentence, or of the pair encoded jointly ([CLS] a [SEP] b [SEP]), then dropo
 cross-entropy over the classes, or MSE on the score for the regression task STS-B ("no architecture
 modifications", SupCL-Seq footnote 3). With `pooling: cls` the embedding is BERT's pooler output, as in
 Devlin et al. `heads_only` freezes the encoder: SupCL-Seq's linear probe. The head is named per task,
-so a later stage on the same task (a probe after fine-tuning) trains the same head."""
+so a later stage on the same task (a probe after fine-tuning) trains the same head.
+
+`dropout_views` is SupCL-Seq's "Dropout Augmented" baseline (Table 2, 3.2.1: "the standard BERT_base
+trained also on augmented samples"), read as: each batch forwarded once per listed dropout probability p_n
+(the encoder's dropout set to p_n, as SupCL-Seq's views, harness.model.dropout_views) and the loss the
+mean over the N views, L = 1/N sum_n CE(head(Enc(x, p_n)), y) (MSE for STS-B). The paper says no more:
+an interpretation (the same views as SupCL-Seq, cross-entropy in place of the contrastive loss)."""
 
 from __future__ import annotations
 
@@ -15,24 +21,32 @@ import torch.nn.functional as F
 from pydantic import Field
 from torch import nn
 
-from harness.data.glue import GLUE_TASKS, GlueSplit, glue_task, read_glue
+from harness.data.glue import GLUE_TASKS, GlueSplit, glue_task
+from harness.data.glue_source import run_glue
+from harness.fields import Probabilities
+from harness.model.dropout_views import dropout_passes
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.batching import random_batches
 from harness.train.loop import Stage
+
+GlueTaskName = Literal[tuple(GLUE_TASKS)]  # type: ignore[valid-type]
 
 
 def head_name(task: str) -> str:
     return "glue_" + task.replace("-", "").lower()
 
 
-def glue_outputs(method: Any, task: str, split: GlueSplit, rows: list[int]) -> torch.Tensor:
-    """The task head's outputs [len(rows), classes] (one column for regression)."""
+def glue_embed(encoder: Any, split: GlueSplit, rows: list[int]) -> torch.Tensor:
+    """The pooled embeddings [len(rows), d] of the rows' sentences, or of their pairs encoded jointly."""
     first = [split.first[i] for i in rows]
     if split.second is None:
-        embedded = method.encoder.embed(first)
-    else:
-        embedded = method.encoder.embed_pairs(first, [split.second[i] for i in rows])
-    return getattr(method, head_name(task))(embedded)
+        return encoder.embed(first)
+    return encoder.embed_pairs(first, [split.second[i] for i in rows])
+
+
+def glue_outputs(method: Any, task: str, split: GlueSplit, rows: list[int]) -> torch.Tensor:
+    """The task head's outputs [len(rows), classes] (one column for regression)."""
+    return getattr(method, head_name(task))(glue_embed(method.encoder, split, rows))
 
 
 def glue_loss(outputs: torch.Tensor, targets: torch.Tensor, regression: bool) -> torch.Tensor:
@@ -45,9 +59,18 @@ def glue_loss(outputs: torch.Tensor, targets: torch.Tensor, regression: bool) ->
 class GlueStage(StageSpec):
     objective = "glue"
 
-    glue: Literal[tuple(GLUE_TASKS)]  # type: ignore[valid-type]
+    glue: GlueTaskName
     head_dropout: float = Field(0.1, ge=0, lt=1, description="before the linear head (BERT's 0.1)")
     heads_only: bool = Field(False, description="freeze the encoder, train only the head (linear probe)")
+    dropout_views: Probabilities | None = Field(
+        None,
+        min_length=1,
+        description="SupCL-Seq's Dropout Augmented baseline: the loss averaged over one forward per "
+        "listed encoder dropout probability; unset: one forward at the model's own dropout",
+    )
+
+    def reads_glue(self) -> bool:
+        return True
 
     def modules(self, hidden: int) -> dict[str, nn.Module]:
         outputs = glue_task(self.glue).num_outputs
@@ -56,7 +79,7 @@ class GlueStage(StageSpec):
         }
 
     def load(self, run: Any, sources: Any) -> GlueSplit:
-        return read_glue(sources.data_dir, self.glue, "train")
+        return run_glue(run, sources.data_dir, self.glue, "train")
 
     def build(self, method: Any, settings: Any, data: GlueSplit) -> Stage:
         epochs, lr, batch_size, max_steps = self.schedule(settings)
@@ -65,7 +88,13 @@ class GlueStage(StageSpec):
 
         def loss(rows: list[int]) -> dict[str, torch.Tensor]:
             targets = torch.as_tensor(data.targets[rows], device=method.encoder.device)
-            return {"loss": glue_loss(glue_outputs(method, self.glue, data, rows), targets, regression)}
+
+            def outputs() -> torch.Tensor:
+                return glue_outputs(method, self.glue, data, rows)
+
+            probabilities = list(self.dropout_views or [])
+            views = dropout_passes(method.encoder, probabilities, outputs) if probabilities else [outputs()]
+            return {"loss": torch.stack([glue_loss(o, targets, regression) for o in views]).mean()}
 
         def batches(rng: random.Random) -> list[list[int]]:
             return random_batches(list(range(len(data))), batch_size, rng)

@@ -54,6 +54,10 @@ class StageSpec(BaseModel):
         """Whether the stage reads the Quora training pairs (`quora_train`)."""
         return False
 
+    def reads_glue(self) -> bool:
+        """Whether the stage reads a GLUE task (`glue_source`, `glue_dir`)."""
+        return False
+
     def modules(self, hidden: int) -> dict[str, nn.Module]:
         """Modules of its own this stage trains (added to the method by name, once)."""
         return {}
