@@ -36,8 +36,9 @@ def tiny_copy(name: str, folder: Path, tiny_bert: Path) -> Path:
     smoke = _two_steps(config["profiles"]["smoke"])
     base = {**config.get("base", {}), **smoke.get("base", {})}
     if base.get("method") != "ensemble":
-        smoke["base"] = {**smoke.get("base", {}), "model": str(tiny_bert), "max_steps": 2, "precision": "fp32",
-                         "max_seq_length": 32, "eval_batch_size": 512, "batch_size": 8}  # fmt: skip
+        tiny = {"model": str(tiny_bert), "max_steps": 2, "precision": "fp32", "max_seq_length": 32,
+                "eval_batch_size": 512, "batch_size": 8}  # fmt: skip
+        smoke["base"] = {**smoke.get("base", {}), **tiny}
         if base.get("train_data") == "snli_local" or base.get("method") == "scl":
             smoke["base"].update(train_data="snli_local", snli_splits=["dev"], train_limit=60)
     else:
