@@ -6,8 +6,8 @@ fusion), searched as one categorical dimension `variant` crossed with `search`.
 A trial's fields, later ones winning: study base, profile base, the variant's fields (the study's, then
 the profile's overrides of that variant), the searched values. `load_study` validates every grid point
 of every variant before anything runs; a profile's `only` runs a subset of the variants. `seeds: [1, 2, 3]`
-runs every grid point once per seed (a `seed`
-dimension of the grid); the report averages them (mean +- std, n)."""
+runs every grid point once per seed (a `seed` dimension of the grid); the report averages them (mean +-
+std, n)."""
 
 from __future__ import annotations
 
