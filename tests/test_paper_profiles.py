@@ -31,9 +31,41 @@ def test_liaos_two_layer_classifier_has_no_activation() -> None:
 
 
 def test_supcl_seq_views_paper_profile() -> None:
-    run = load_study("supcl_seq_views", "paper").grid_runs()[0]
-    assert run.settings.pooling == "cls" and run.params.temperature == 0.05  # footnote 2; Table 4
-    assert run.params.normalize is True and run.params.default_view is False  # footnote 2; section 2
+    """SupCL-Seq Table 1 on CoLA / RTE with Table 4's lr, 5 epochs, tau 0.05, then the linear probe."""
+    runs = {r.variant: r for r in load_study("supcl_seq_views", "paper").grid_runs()}
+    assert len(runs) == 10 and all(r.settings.pooling == "cls" for r in runs.values())  # footnote 2
+    contrastive, probe = runs["CoLA_5_views"].method.pipeline(runs["CoLA_5_views"].params)
+    assert contrastive.views == [0.0, 0.1, 0.2, 0.3, 0.4] and (contrastive.lr, contrastive.epochs) == (
+        5e-5,
+        5,
+    )
+    assert contrastive.temperature == 0.05 and contrastive.normalize is True  # Table 4 caption; footnote 2
+    assert probe.heads_only and probe.glue == "CoLA"
+    rte = runs["RTE_2_views_0.1"].method.pipeline(runs["RTE_2_views_0.1"].params)[0]
+    assert rte.views == [0.1, 0.1] and rte.lr == 1e-4
+
+
+def test_supcl_seq_glue_uses_table_4_per_task() -> None:
+    runs = {r.variant: r for r in load_study("supcl_seq_glue", "paper").grid_runs()}
+    table_4 = {"CoLA": (5e-5, 128, 5), "MRPC": (1e-4, 128, 5), "RTE": (1e-4, 48, 5), "STS-B": (1e-4, 64, 5),
+               "SST-2": (5e-5, 320, 5), "WNLI": (1e-4, 320, 5), "QNLI": (5e-5, 48, 2), "QQP": (5e-5, 16, 1),
+               "MNLI": (5e-5, 8, 3)}  # fmt: skip
+    for task, (lr, batch, epochs) in table_4.items():
+        run = runs[f"supcl_seq_{task}"]
+        stage = run.method.pipeline(run.params)[0]
+        assert (stage.glue_supcon, stage.lr, stage.batch_size, stage.epochs) == (task, lr, batch, epochs)
+    assert runs["standard_RTE"].settings.lr == 2e-5 and runs["standard_RTE"].settings.epochs == 3
+
+
+def test_liao_main_rows_are_the_papers_models_at_tau_1() -> None:
+    runs = {r.variant: r for r in load_study("liao_main", "paper").grid_runs()}
+    assert runs["sbert_baseline"].params.lam == 0.0
+    assert runs["3p3n_augment"].params.contrastive_term == "augment"
+    scl = [
+        r for name, r in runs.items() if name.endswith(("lambda0.1", "lambda0.3", "lambda0.5", "lambda1.0"))
+    ]
+    assert len(scl) == 8 and all(r.params.tau == 1.0 and r.params.classifier == "two_linear" for r in scl)
+    assert runs["avg_glove"].method.name == "glove"
 
 
 def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> None:

@@ -112,12 +112,10 @@ def bar_frame(frame: pd.DataFrame, spec: Bar) -> tuple[pd.DataFrame, pd.DataFram
     mean, std = values.mean(), values.std(ddof=1)
     if spec.change is None:
         return mean, std
-    unknown = sorted({label for pair in spec.change for label in pair} - set(mean.index))
-    if unknown:
-        raise HarnessError(
-            f"figure {spec.name}: no run labelled {unknown}; fix 'change' in reports/<study>.yaml"
-        )
-    changes = pd.DataFrame([mean.loc[after] - mean.loc[before] for before, after in spec.change])
+    pairs = [(b, a) for b, a in spec.change if b in mean.index and a in mean.index]  # those a profile ran
+    if not pairs:
+        raise HarnessError(f"figure {spec.name}: no pair of 'change' has runs; fix reports/<study>.yaml")
+    changes = pd.DataFrame([mean.loc[after] - mean.loc[before] for before, after in pairs])
     name = "mean change" + (f" (n={len(changes)})" if len(changes) > 1 else "")
     return changes.mean().to_frame(name).T, changes.std(ddof=1).to_frame(name).T
 

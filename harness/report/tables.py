@@ -77,13 +77,12 @@ def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd
     mean, std, count = grouped.mean(), grouped.std(ddof=1), grouped.count().max(axis=1)
     for header, derived in spec.derived_columns.items():
         mean[header], std[header] = _derive(mean, derived, axis=1), float("nan")
-    if spec.rows is not None:
-        unknown = [label for label in spec.rows if label not in mean.index]
-        if unknown:
+    if spec.rows is not None:  # the labels a profile ran (a smoke profile may run a subset)
+        order = [label for label in spec.rows if label in mean.index]
+        if not order:
             raise HarnessError(
-                f"table {spec.name}: no run labelled {unknown}; fix 'rows' in reports/<study>.yaml"
+                f"table {spec.name}: no run labelled {spec.rows}; fix 'rows' in reports/<study>.yaml"
             )
-        order = list(spec.rows)
     else:
         order = [label for label in spec.reference if label in mean.index]
         order += [label for label in mean.index if label not in order]
