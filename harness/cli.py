@@ -86,10 +86,9 @@ def worker_cmd(
 @click.option("--model", required=True, help="hub id, local directory, or all-MiniLM-L6-v2")
 @click.option(
     "--pooler",
-    default="mean",
-    show_default=True,
     type=click.Choice(POOLINGS),
-    help="unsupervised SimCSE models: cls_before_pooler",
+    help="default: a saved trial model's own (its harness.json), else mean; unsupervised SimCSE models: "
+    "cls_before_pooler",
 )
 @click.option("--tasks", help="comma-separated tasks, e.g. STS12,STSBenchmark,MR,MRPC,AlignUniform")
 @click.option("--suite", help="task set: sts (default), transfer, full (see `harness tasks`)")
@@ -116,7 +115,7 @@ def worker_cmd(
 @click.option("--no-progress", is_flag=True)
 def eval_cmd(
     model: str,
-    pooler: str,
+    pooler: str | None,
     tasks: str | None,
     suite: str | None,
     text: str,
@@ -138,12 +137,13 @@ def eval_cmd(
     from harness.device import describe
     from harness.evaluate.run import format_table, log_eval, run_eval, write_json
     from harness.evaluate.suite import resolve_tasks
+    from harness.model.save import saved_pooling
 
     names = resolve_tasks(tasks, suite)
     results, settings = run_eval(
         model,
         names,
-        pooler,
+        pooler or saved_pooling(model) or "mean",
         text,
         preset,
         data_dir,

@@ -61,6 +61,11 @@ class RunConfig(BaseModel):
         False,
         description="save the final model's SST dev embeddings (sst_dev_embeddings.npy) for projections",
     )
+    save_model: bool = Field(
+        False,
+        description="save the evaluated weights as the artifact `model/` (safetensors, sentence-transformers "
+        "layout where the pooling has one) for `harness eval --model <downloaded folder>`",
+    )
     log_every: int = Field(10, gt=0)
     eval_batch_size: int = Field(128, gt=0)
     text_variant: TextVariant = "senteval"

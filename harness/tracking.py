@@ -143,6 +143,12 @@ class LoggedRun:
             np.save(path, array, allow_pickle=False)
             self.client.log_artifact(self.run_id, str(path))
 
+    def set_tag(self, key: str, value: str) -> None:
+        self.client.set_tag(self.run_id, key, value)
+
+    def log_folder(self, folder: Path, artifact_path: str) -> None:
+        self.client.log_artifacts(self.run_id, str(folder), artifact_path)
+
     def finish(self, status: str = "FINISHED", error: str | None = None) -> None:
         """End the run; a failure records its one-line reason as the `error` tag."""
         try:

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import socket
+import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.methods.base import DataSources
 from harness.model.encoder import Encoder
+from harness.model.save import save_encoder
 from harness.run_spec import ResolvedRun
 from harness.tracking import LoggedRun, Tracker, git_commit
 from harness.train.loop import train
@@ -157,4 +159,18 @@ def _train_and_evaluate(
         texts = multitask_data(ctx.data_dir, None).sst_dev.texts
         vectors = final_encode(sorted(set(texts)))
         run.log_array(np.stack([vectors[t] for t in texts]).astype(np.float32), "sst_dev_embeddings.npy")
+    if config.save_model:
+        _save_model(run, encoder, embedder)
     return outcome.best_dev
+
+
+def _save_model(run: LoggedRun, encoder: Encoder | None, evaluated: object) -> None:
+    """The evaluated weights as the artifact `model/` (harness.model.save); a run whose evaluated model
+    is not a plain encoder (no transformer; a projection evaluated on top) says so in a tag instead."""
+    if encoder is None or evaluated is not encoder:
+        run.set_tag("model_saved", "no: only a plain encoder is saved (no transformer, or mlp_at_test)")
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        layouts = "sentence-transformers" if save_encoder(encoder, Path(scratch)) else "hugging face only"
+        run.log_folder(Path(scratch), "model")
+    run.set_tag("model_saved", f"model/ ({layouts})")

@@ -1,0 +1,68 @@
+"""Save an encoder as the evaluated weights of a trial: the Hugging Face model in safetensors, its
+tokenizer, `harness.json` (pooling, max length: what `harness eval` reads back) and, where the pooling
+has one, the sentence-transformers layout (`modules.json`, `sentence_bert_config.json`, `1_Pooling/`,
+and for BERT's pooler `2_Dense/`), so `SentenceTransformer(folder)` gives the same embeddings.
+
+Pooling in sentence-transformers terms: `mean` is mean pooling over the attention mask;
+`cls_before_pooler` is the [CLS] token; `cls` with a pooler is the [CLS] token followed by BERT's pooler,
+a Dense layer with tanh (the pooler's own weights). `mean_no_cls` has no sentence-transformers module, so
+only the Hugging Face files and `harness.json` are written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from safetensors.torch import save_file
+
+from harness.model.encoder import Encoder
+
+SAVED_SETTINGS = "harness.json"
+TANH = "torch.nn.modules.activation.Tanh"
+
+
+def save_encoder(encoder: Encoder, folder: Path) -> bool:
+    """Write the encoder into `folder`; True when the sentence-transformers layout was written too."""
+    folder.mkdir(parents=True, exist_ok=True)
+    encoder.model.save_pretrained(folder, safe_serialization=True)
+    encoder.tokenizer.save_pretrained(folder)
+    _write(folder / SAVED_SETTINGS, {"pooling": encoder.pooling, "max_seq_length": encoder.max_length})
+    pooler = getattr(encoder.model, "pooler", None)
+    mode = {"mean": "mean_tokens", "cls_before_pooler": "cls_token", "cls": "cls_token"}.get(encoder.pooling)
+    if mode is None:
+        return False
+    hidden = encoder.hidden_size
+    modules = [_module(0, "", "Transformer"), _module(1, "1_Pooling", "Pooling")]
+    _write(
+        folder / "sentence_bert_config.json", {"max_seq_length": encoder.max_length, "do_lower_case": False}
+    )
+    pooling = {f"pooling_mode_{m}": m == mode for m in ("cls_token", "mean_tokens", "max_tokens")}
+    _write(folder / "1_Pooling" / "config.json", {"word_embedding_dimension": hidden, **pooling})
+    if encoder.pooling == "cls" and pooler is not None:  # BERT's pooler: Linear + tanh on [CLS]
+        dense = folder / "2_Dense"
+        _write(dense / "config.json", {"in_features": hidden, "out_features": hidden, "bias": True,
+                                       "activation_function": TANH})  # fmt: skip
+        state = {"linear.weight": pooler.dense.weight, "linear.bias": pooler.dense.bias}
+        save_file(
+            {k: v.detach().cpu().contiguous() for k, v in state.items()}, str(dense / "model.safetensors")
+        )
+        modules.append(
+            {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+        )
+    _write(folder / "modules.json", modules)
+    return True
+
+
+def saved_pooling(model: str) -> str | None:
+    """The pooling a saved trial model was evaluated with (its `harness.json`), if `model` is one."""
+    path = Path(model) / SAVED_SETTINGS
+    return json.loads(path.read_text())["pooling"] if path.is_file() else None
+
+
+def _module(index: int, path: str, kind: str) -> dict[str, object]:
+    return {"idx": index, "name": str(index), "path": path, "type": f"sentence_transformers.models.{kind}"}
+
+
+def _write(path: Path, content: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content, indent=2), encoding="utf-8")

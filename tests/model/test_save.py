@@ -1,0 +1,66 @@
+"""Saved trial models: sentence-transformers loads them and gives the harness's embeddings; a trial with
+`save_model: true` logs them, and `harness eval` scores the downloaded folder with its own pooling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.model.encoder import Encoder
+from harness.model.save import save_encoder, saved_pooling
+
+SENTENCES = ["A man is playing a guitar.", "Two dogs run on the grass.", "short"]
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls", "cls_before_pooler"])
+def test_sentence_transformers_gives_the_same_embeddings(
+    pooling: str, tiny_bert: Path, tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    encoder = Encoder(str(tiny_bert), pooling, 32).eval()
+    assert save_encoder(encoder, tmp_path / "model")
+    assert (tmp_path / "model" / "model.safetensors").is_file() and saved_pooling(
+        str(tmp_path / "model")
+    ) == pooling
+    with torch.no_grad():
+        ours = encoder.embed(SENTENCES).numpy()
+    theirs = SentenceTransformer(str(tmp_path / "model"), device="cpu").encode(
+        SENTENCES, convert_to_numpy=True
+    )
+    assert theirs == pytest.approx(ours, abs=1e-5)
+
+
+def test_a_pooling_without_a_sentence_transformers_module_saves_the_weights_only(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
+    assert not save_encoder(Encoder(str(tiny_bert), "mean_no_cls", 32), tmp_path)
+    assert (tmp_path / "model.safetensors").is_file() and not (tmp_path / "modules.json").exists()
+    assert saved_pooling(str(tmp_path)) == "mean_no_cls"
+
+
+def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny_bert: Path) -> None:
+    from harness.runner import run_study
+    from harness.study_spec import load_study
+    from harness.tracking import Tracker
+    from tests.helpers import child_runs, harness, tiny_study
+
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="saved", max_steps=1,
+                                  save_model=True, pooling="cls_before_pooler"))  # fmt: skip
+    run_study(study, progress=False)
+    (child,) = child_runs("saved")
+    assert child.data.tags["model_saved"] == "model/ (sentence-transformers)"
+    folder = Tracker().client.download_artifacts(child.info.run_id, "model", str(tmp_path / "download"))
+    out = tmp_path / "eval.json"
+    result = harness("eval", "--model", folder, "--tasks", "STS12", "--precision", "fp32", "--no-progress",
+                     "--no-cache", "--json", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    saved = json.loads(out.read_text())
+    assert saved["settings"]["pooler"] == "cls_before_pooler"  # read from the saved harness.json
+    # the downloaded weights score as the trial scored its final model
+    assert saved["results"]["STS12"]["spearman"] == pytest.approx(
+        child.data.metrics["STS12.spearman"], abs=0.01
+    )
