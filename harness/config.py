@@ -61,6 +61,12 @@ class RunConfig(BaseModel):
         False,
         description="save the final model's SST dev embeddings (sst_dev_embeddings.npy) for projections",
     )
+    train_eval_size: int | None = Field(
+        None,
+        gt=0,
+        description="at each evaluation also score this many training examples per task (a fixed random "
+        "draw), logged as train_set.* (CS224N objective; David et al. Figs. 2-3)",
+    )
     save_model: bool = Field(
         False,
         description="save the evaluated weights as the artifact `model/` (safetensors, sentence-transformers "

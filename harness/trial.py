@@ -125,11 +125,12 @@ def _train_and_evaluate(
 
     def dev_score() -> float:
         latest.clear()
-        latest.update(objective.dev_scores())
-        return latest[objective.metric]
+        latest.update({f"dev.{name}": value for name, value in objective.dev_scores().items()})
+        latest.update({f"train_set.{name}": value for name, value in objective.train_scores().items()})
+        return latest[objective.dev_metric]
 
     def on_dev(step: int, score: float) -> None:
-        run.log_metrics({f"dev.{name}": value for name, value in latest.items()}, step=step)
+        run.log_metrics(latest, step=step)
         report(step, score)
 
     outcome = train(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import functools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,9 @@ class Sentences:
 
     def __len__(self) -> int:
         return len(self.labels)
+
+    def subset(self, index: list[int]) -> Sentences:
+        return Sentences([self.texts[i] for i in index], self.labels[index])
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,21 @@ class MultitaskData:
     quora_dev: Pairs
     sts_train: Pairs
     sts_dev: Pairs
+
+
+def train_as_dev(data: MultitaskData, size: int, seed: int = 0) -> MultitaskData:
+    """The same sets with each task's dev split replaced by `size` training examples drawn at random (a
+    fixed draw; all of them when fewer): scoring it gives training-set accuracy."""
+
+    def draw(count: int) -> list[int]:
+        return sorted(random.Random(seed).sample(range(count), min(size, count)))
+
+    return replace(
+        data,
+        sst_dev=data.sst_train.subset(draw(len(data.sst_train))),
+        quora_dev=data.quora_train.subset(draw(len(data.quora_train))),
+        sts_dev=data.sts_train.subset(draw(len(data.sts_train))),
+    )
 
 
 def read_multitask(root: Path, quora_train: Path | None = None) -> MultitaskData:

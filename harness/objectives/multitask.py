@@ -1,14 +1,15 @@
 """`multitask`: the CS224N dev sets (SST-5 accuracy, Quora accuracy, STS Pearson r; harness.evaluate.
 multitask). The dev score is Chen's `overall` by default (David et al.'s `overall_r01` or one task's score
 on request); a single-task configuration is scored on its task. Finally every dev score, both overalls,
-and the dev predictions (which an ensemble combines)."""
+and the dev predictions (which an ensemble combines). With `train_eval_size`, the same scores on a fixed
+random part of each training set at every evaluation (David et al. Figs. 2-3)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from harness.data.cs224n import run_multitask_data
+from harness.data.cs224n import run_multitask_data, train_as_dev
 from harness.evaluate.multitask import predict_multitask, score_predictions
 from harness.objectives.registry import Objective, register_objective
 
@@ -29,6 +30,14 @@ class MultitaskObjective(Objective):
 
     def dev_scores(self) -> dict[str, float]:
         return score_predictions(self.predictions(self.encode), self.method.task_data(self.data))
+
+    def train_scores(self) -> dict[str, float]:
+        size = self.run.settings.train_eval_size
+        if not size:
+            return {}
+        data = train_as_dev(self.method.task_data(self.data), size)
+        tasks = self.method.tasks
+        return score_predictions(predict_multitask(self.method, data, self.encode, tasks), data)
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         predictions = self.predictions(self.final_encode)

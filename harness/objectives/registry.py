@@ -63,6 +63,12 @@ class Objective:
         logged at each evaluation, so per-task curves exist (Chen Fig. 2, David et al. Fig. 2)."""
         raise NotImplementedError
 
+    def train_scores(self) -> dict[str, float]:
+        """Scores of the current weights on (part of) the training data, where the objective has them and
+        the run asks (`train_eval_size`; David et al. Figs. 2-3 plot train accuracy): logged as
+        `train_set.<name>` at each evaluation. None by default."""
+        return {}
+
     def dev(self) -> float:
         """The dev score (`dev_metric`) of the current weights."""
         return self.dev_scores()[self.metric]

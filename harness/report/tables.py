@@ -50,10 +50,14 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
     """One row per run labelled by `spec.label`, one column per metric (labels repeat across seeds)."""
-    _require(frame, list(spec.columns.values()), spec.name)
+    if not set(spec.columns.values()) & set(frame.columns):  # some missing: runs of a subset of tasks, "--"
+        _require(frame, list(spec.columns.values()), spec.name)
     labels = [spec.rename.get(label, label) for label in row_labels(frame, spec.label, f"table {spec.name}")]
     table = pd.DataFrame(
-        {header: frame[metric].to_numpy() for header, metric in spec.columns.items()},
+        {
+            header: frame.get(metric, pd.Series(float("nan"), index=frame.index)).to_numpy()
+            for header, metric in spec.columns.items()
+        },
         index=pd.Index(labels, name="Model"),
     )
     return table

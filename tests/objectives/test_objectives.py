@@ -156,3 +156,34 @@ def test_a_study_can_score_its_trials_on_the_transfer_tasks(tmp_path: Path, tiny
     assert run.data.params["transfer_classifier"] == "pytorch"
     with pytest.raises(HarnessError, match="field 'eval_suite': unknown task"):
         resolve_run({"method": "scl", "eval_suite": "TREC,NOPE"})
+
+
+def test_train_as_dev_draws_training_rows(data_dir) -> None:  # noqa: ANN001
+    from harness.data.cs224n import multitask_data, train_as_dev
+
+    data = multitask_data(data_dir)
+    view = train_as_dev(data, 50)
+    assert len(view.sst_dev) == len(view.quora_dev) == len(view.sts_dev) == 50
+    sst = dict(zip(data.sst_train.texts, data.sst_train.labels, strict=False))
+    assert all(sst[t] == label for t, label in zip(view.sst_dev.texts, view.sst_dev.labels, strict=True))
+    assert view.sts_dev.first[0] in data.sts_train.first
+    assert view.quora_dev.first == train_as_dev(data, 50).quora_dev.first  # a fixed draw
+    assert len(train_as_dev(data, 10**6).sts_dev) == len(data.sts_train)  # all of them when fewer
+
+
+def test_a_trial_logs_training_set_scores_beside_the_dev_scores(tmp_path, tiny_bert) -> None:  # noqa: ANN001
+    from harness.runner import run_study
+    from harness.study_spec import load_study
+    from harness.tracking import Tracker
+    from tests.helpers import child_runs, tiny_study
+
+    path = tiny_study(tmp_path, tiny_bert, {}, name="trainacc", method="multitask", batch_size=4,
+                      max_steps=4, eval_every=2, train_eval_size=40)  # fmt: skip
+    run_study(load_study(path), progress=False)
+    (child,) = child_runs("trainacc")
+    client = Tracker().client
+    train = client.get_metric_history(child.info.run_id, "train_set.sst.acc")
+    dev = client.get_metric_history(child.info.run_id, "dev.sst.acc")
+    assert [m.step for m in train] == [2, 4] and {m.step for m in dev} == {2, 4}
+    assert all(m.value in {k / 40 for k in range(41)} for m in train)  # an accuracy over 40 examples
+    assert "train_set.overall_r01" in child.data.metrics
