@@ -23,8 +23,14 @@ class Strict(BaseModel):
 
 
 def refuse_set(params: BaseModel, fields: set[str], why: str) -> None:
-    """Refuse fields the YAML set (not defaults) that this configuration does not read: one line, with
-    the fix. Raised as ValueError so pydantic reports it as the run's validation error."""
-    unused = sorted(fields & params.model_fields_set)
+    """Refuse fields the YAML set to other values than their defaults that this configuration does not
+    read: one line, with the fix. Raised as ValueError so pydantic reports it as the run's validation
+    error. A default value is let through, so a logged config (`config.yaml`: every field) reads back."""
+    declared = type(params).model_fields
+    unused = sorted(
+        name
+        for name in fields & params.model_fields_set
+        if getattr(params, name) != declared[name].get_default(call_default_factory=True)
+    )
     if unused:
         raise ValueError(f"'{unused[0]}' is not read {why}; remove it")

@@ -163,3 +163,18 @@ def test_phillips_paper_profile() -> None:
     for name, kind in (("unsupervised", "unsup"), ("supervised", "sup_pairs")):
         first = runs[name].method.pipeline(runs[name].params)[0]
         assert (first.contrastive, first.lr, first.epochs) == (kind, 1e-3, 10)
+
+
+def test_every_shipped_runs_logged_config_reads_back() -> None:
+    """A trial logs `config.yaml` (every field, defaults included); read back, it is the same run."""
+    import yaml
+
+    from harness.run_spec import resolve_run
+    from harness.study_spec import STUDIES_DIR
+
+    for path in sorted(STUDIES_DIR.glob("*.yaml")):
+        for run in load_study(path.stem, "paper").grid_runs():
+            flat = yaml.safe_load(yaml.safe_dump(run.flat(), sort_keys=False))
+            variant = flat.pop("variant", None)
+            again = resolve_run(flat, where=f"{path.stem} {variant}", variant=variant)
+            assert again.flat() == run.flat(), (path.stem, variant)
