@@ -137,13 +137,16 @@ def eval_cmd(
     from harness.device import describe
     from harness.evaluate.run import format_table, log_eval, run_eval, write_json
     from harness.evaluate.suite import resolve_tasks
-    from harness.model.save import saved_pooling
+    from harness.model.save import saved_settings
 
+    saved = saved_settings(model)  # a trial's saved model/: its own pooling and max length
+    pooler = pooler or str(saved.get("pooling", "mean"))
+    max_seq_length = max_seq_length or saved.get("max_seq_length")  # type: ignore[assignment]
     names = resolve_tasks(tasks, suite)
     results, settings = run_eval(
         model,
         names,
-        pooler or saved_pooling(model) or "mean",
+        pooler,
         text,
         preset,
         data_dir,

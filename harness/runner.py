@@ -148,10 +148,10 @@ def worker_loop(
         except KeyboardInterrupt:
             trial.set_user_attr(INTERRUPTED, True)
             raise
-        except TrialSkipped as exc:  # something optional is missing: pruned, with what to give
+        except TrialSkipped as exc:  # something optional is missing: a failed trial that says what to give
             trial.set_user_attr("skipped", str(exc)[:1000])
             tqdm.write(f"trial {trial.number} skipped: {exc}")
-            raise optuna.TrialPruned(str(exc)) from None
+            raise
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             trial.set_user_attr("error", reason[:1000])

@@ -171,7 +171,13 @@ def _save_model(run: LoggedRun, encoder: Encoder | None, evaluated: object) -> N
     if encoder is None or evaluated is not encoder:
         run.set_tag("model_saved", "no: only a plain encoder is saved (no transformer, or mlp_at_test)")
         return
-    with tempfile.TemporaryDirectory() as scratch:
-        layouts = "sentence-transformers" if save_encoder(encoder, Path(scratch)) else "hugging face only"
-        run.log_folder(Path(scratch), "model")
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            layouts = "sentence-transformers" if save_encoder(encoder, Path(scratch)) else "hugging face only"
+            run.log_folder(Path(scratch), "model")
+    except Exception as exc:  # the trial's scores stand; only the copy of its weights is missing
+        run.set_tag(
+            "model_saved", f"no: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        )
+        return
     run.set_tag("model_saved", f"model/ ({layouts})")

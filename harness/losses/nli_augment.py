@@ -15,7 +15,7 @@ def nli_augmented_cross_entropy(
     anchors: torch.Tensor,
     candidates: torch.Tensor,
     owner: torch.Tensor,
-    positive: torch.Tensor,
+    labels: torch.Tensor,
     max_positives: int | None,
     max_negatives: int | None,
     *,
@@ -31,7 +31,8 @@ def nli_augmented_cross_entropy(
     amount of augmented positive and negative sentences"):
 
         L_aug = 1/|S| * sum_{(i, j) in S} -log softmax(classifier(u_p(i), v_j))[y_ij]
-        S = {(i, j) : j in P(i) u N(i), |P(i)| > 0},  y_ij = entailment if j in P(i) else contradiction
+        S = {(i, j) : j in P(i) u N(i), |P(i)| > 0},
+        y_ij = the gold label of (p(i), j) when j is a hypothesis of p(i), else contradiction
 
     with anchors i, their premises p(i), positives P(i) and negatives N(i) from `select_candidates` (the
     same anchors, caps and draw as `nli_supervised_contrastive`; anchors without a positive, which L_SCL
@@ -39,19 +40,20 @@ def nli_augmented_cross_entropy(
 
     An interpretation: the paper gives no labels for the augmented pairs and the authors' repository
     has no code for it (Danqi7/584-final@994712c README.md:5 only lists "AUG#1: lambda: 0.5, temperature
-    N/A, pos:3, neg:3"). Positives are labelled entailment (they are); negatives contradiction, as what
-    L_SCL pushes apart from the anchor, whether they are the premise's neutral hypotheses or another
-    premise's.
+    N/A, pos:3, neg:3"). A pair the data labels keeps its label (positives: entailment; the premise's own
+    neutral and contradiction hypotheses: theirs, so L_CE and L_aug never disagree on a pair); another
+    premise's hypothesis, which L_SCL pushes apart from the anchor, is labelled contradiction.
 
     Args: classifier (u, v) -> logits [n, classes]; anchors [A, d] (one per premise); candidates [M, d];
-    owner [M] (index of each hypothesis's premise); positive [M] (bool, entailment); `entailment`,
-    `contradiction`: the class indices; `generator` (CPU) for the random draws.
+    owner [M] (index of each hypothesis's premise); labels [M] (each hypothesis's gold class; `entailment`
+    marks positives); `contradiction`: the class of another premise's hypothesis; `generator` (CPU) for
+    the random draws.
     """
-    chosen = select_candidates(owner, positive, anchors.shape[0], max_positives, max_negatives,
+    chosen = select_candidates(owner, labels == entailment, anchors.shape[0], max_positives, max_negatives,
                                anchor_per=anchor_per, draw=draw, generator=generator)  # fmt: skip
     pairs = (chosen.positive | chosen.negative) & chosen.positive.any(dim=1, keepdim=True)
     anchor, candidate = pairs.nonzero(as_tuple=True)
-    target = torch.full_like(candidate, contradiction)
-    target[chosen.positive[anchor, candidate]] = entailment
+    own = owner[candidate] == chosen.premise[anchor]
+    target = torch.where(own, labels[candidate], torch.full_like(candidate, contradiction))
     logits = classifier(anchors[chosen.premise[anchor]], candidates[candidate])
     return F.cross_entropy(logits.float(), target, reduction="sum") / max(len(target), 1)

@@ -5,12 +5,15 @@ formula, tokens and the SentEval convention in harness/model/glove.py. Scored by
 like any embedding: STS-B dev, then the STS tests and the `eval_suite`'s transfer tasks.
 
 No transformer is loaded (`needs_encoder = False`; the run's `model` field is not read). The vectors
-are not shipped: without `glove_path`, or when the file is missing, the trial is skipped (Optuna:
-pruned; its MLflow run ends KILLED with the notice) and the study goes on.
+are not shipped: `glove_path`, else the environment's HARNESS_GLOVE_PATH (which leaves the study's YAML,
+and so its resume, unchanged). Without either, or when the file is missing, the trial is skipped: its
+MLflow run ends KILLED with the notice, the Optuna trial FAIL with a `skipped` note, and the study goes
+on; once the file is given, `harness run-study STUDY --retry-failed` runs it.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from harness.registry import register_method
 from harness.train.loop import Stage
 
 GLOVE_URL = "https://nlp.stanford.edu/projects/glove/"
+GLOVE_ENV = "HARNESS_GLOVE_PATH"
 
 
 class GloveParams(Strict):
@@ -34,8 +38,13 @@ class GloveParams(Strict):
 
 
 def vectors_file(glove_path: str | None) -> Path:
-    """The vectors file, or TrialSkipped with the one-line notice of what to give."""
-    fix = f"set glove_path: /path/glove.840B.300d.txt ({GLOVE_URL})"
+    """The vectors file (`glove_path`, else $HARNESS_GLOVE_PATH), or TrialSkipped with the one-line notice
+    of what to give."""
+    fix = (
+        f"set glove_path: /path/glove.840B.300d.txt or HARNESS_GLOVE_PATH ({GLOVE_URL}), then re-run the "
+        "study with --retry-failed"
+    )
+    glove_path = glove_path or os.environ.get(GLOVE_ENV) or None
     if glove_path is None:
         raise TrialSkipped(f"glove: no vectors file; {fix}")
     path = Path(glove_path).expanduser()

@@ -14,10 +14,11 @@ positive and negative sentences using pure cross-entropy loss"; 3p3n-Augment, al
 L_aug: `harness.losses.nli_augmented_cross_entropy`, the same classifier's cross-entropy over every
 (anchor premise, selected hypothesis) pair that L_SCL would compare (same anchors, N+/N- selection and
 draw; 4.4: "3p3n-lambda0.5-SCL and 3p3n-Augment have the same amount of augmented positive and negative
-sentences"), positives labelled entailment and negatives contradiction. An interpretation: the paper
-gives no labels and the authors' code has none of it (Danqi7/584-final@994712c README.md:5 lists only
-"AUG#1: lambda: 0.5, temperature N/A, pos:3, neg:3"); negatives are labelled contradiction because they
-are what L_SCL pushes apart. `tau` and `normalize` are L_SCL's and are refused with it.
+sentences"): pairs the data labels keep their label, another premise's hypothesis is labelled
+contradiction. An interpretation: the paper gives no labels and the authors' code has none of it
+(Danqi7/584-final@994712c README.md:5 lists only "AUG#1: lambda: 0.5, temperature N/A, pos:3, neg:3");
+contradiction because those are what L_SCL pushes apart. `tau` and `normalize` are L_SCL's and are
+refused with it.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class SupervisedContrastiveNLI(Method):
                 anchors,
                 candidates,
                 owner,
-                labels == ENTAILMENT,
+                labels,
                 self.max_pos,
                 self.max_neg,
                 anchor_per=self.params.anchors,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
 from safetensors.torch import save_file
 
 from harness.model.encoder import Encoder
@@ -28,35 +29,33 @@ def save_encoder(encoder: Encoder, folder: Path) -> bool:
     encoder.tokenizer.save_pretrained(folder)
     _write(folder / SAVED_SETTINGS, {"pooling": encoder.pooling, "max_seq_length": encoder.max_length})
     pooler = getattr(encoder.model, "pooler", None)
+    with_pooler = encoder.pooling == "cls" and pooler is not None
+    dense = getattr(pooler, "dense", None) if with_pooler else None  # BERT's pooler: a Linear, then tanh
     mode = {"mean": "mean_tokens", "cls_before_pooler": "cls_token", "cls": "cls_token"}.get(encoder.pooling)
-    if mode is None:
-        return False
+    if mode is None or (with_pooler and not isinstance(dense, torch.nn.Linear)):
+        return False  # no sentence-transformers modules for this pooling
     hidden = encoder.hidden_size
     modules = [_module(0, "", "Transformer"), _module(1, "1_Pooling", "Pooling")]
-    _write(
-        folder / "sentence_bert_config.json", {"max_seq_length": encoder.max_length, "do_lower_case": False}
-    )
+    settings = {"max_seq_length": encoder.max_length, "do_lower_case": False}
+    _write(folder / "sentence_bert_config.json", settings)
     pooling = {f"pooling_mode_{m}": m == mode for m in ("cls_token", "mean_tokens", "max_tokens")}
     _write(folder / "1_Pooling" / "config.json", {"word_embedding_dimension": hidden, **pooling})
-    if encoder.pooling == "cls" and pooler is not None:  # BERT's pooler: Linear + tanh on [CLS]
-        dense = folder / "2_Dense"
-        _write(dense / "config.json", {"in_features": hidden, "out_features": hidden, "bias": True,
-                                       "activation_function": TANH})  # fmt: skip
-        state = {"linear.weight": pooler.dense.weight, "linear.bias": pooler.dense.bias}
-        save_file(
-            {k: v.detach().cpu().contiguous() for k, v in state.items()}, str(dense / "model.safetensors")
-        )
-        modules.append(
-            {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
-        )
+    if dense is not None:
+        layer = {"in_features": hidden, "out_features": hidden, "bias": True, "activation_function": TANH}
+        _write(folder / "2_Dense" / "config.json", layer)
+        state = {"linear.weight": dense.weight, "linear.bias": dense.bias}
+        tensors = {name: value.detach().cpu().contiguous() for name, value in state.items()}
+        save_file(tensors, str(folder / "2_Dense" / "model.safetensors"))
+        modules.append(_module(2, "2_Dense", "Dense"))
     _write(folder / "modules.json", modules)
     return True
 
 
-def saved_pooling(model: str) -> str | None:
-    """The pooling a saved trial model was evaluated with (its `harness.json`), if `model` is one."""
+def saved_settings(model: str) -> dict[str, object]:
+    """The pooling and max length a saved trial model was evaluated with (its `harness.json`); {} when
+    `model` is not one."""
     path = Path(model) / SAVED_SETTINGS
-    return json.loads(path.read_text())["pooling"] if path.is_file() else None
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 def _module(index: int, path: str, kind: str) -> dict[str, object]:

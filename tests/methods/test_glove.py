@@ -70,22 +70,28 @@ def test_method_has_no_transformer_and_evaluates_the_embedder(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("given", [None, "missing.txt"])
-def test_no_vectors_file_skips_the_trial(
-    given: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_no_vectors_file_skips_the_trial_until_one_is_given(
+    given: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("HARNESS_GLOVE_PATH", raising=False)
     fields = {} if given is None else {"glove_path": str(tmp_path / given)}
     study = tiny_study(tmp_path, tmp_path / "no-such-model", {"seed": [1]}, name="glove-skip",
                        method="glove", **fields)  # fmt: skip
     opt = run_study(load_study(study), progress=False)
-    assert [t.state.name for t in opt.trials] == ["PRUNED"]
+    assert [t.state.name for t in opt.trials] == ["FAIL"]
     notice = opt.trials[0].user_attrs["skipped"]
     assert notice.startswith("glove: ") and "set glove_path: /path/glove.840B.300d.txt" in notice
+    assert "--retry-failed" in notice and "HARNESS_GLOVE_PATH" in notice
     assert "\n" not in notice and f"trial 0 skipped: {notice}" in capsys.readouterr().out
     (run,) = child_runs("glove-skip")
     assert run.info.status == "KILLED" and run.data.tags["error"] == f"skipped: {notice}"
     tracker = Tracker()
     parent = tracker.client.get_run(run.data.tags["mlflow.parentRunId"])
-    assert parent.info.status == "FINISHED" and parent.data.metrics["trials.pruned"] == 1
+    assert parent.info.status == "FINISHED" and parent.data.metrics["trials.failed"] == 1
+    if given is None:  # the file given by the environment: the same study resumes and runs the trial
+        monkeypatch.setenv("HARNESS_GLOVE_PATH", str(write_vectors(tmp_path / "v.txt", VECTORS)))
+        opt = run_study(load_study(study), progress=False, retry_failed=True)
+        assert "COMPLETE" in [t.state.name for t in opt.trials]
 
 
 def sts_vectors(path: Path, data_dir: Path, width: int = 32) -> Path:

@@ -59,7 +59,7 @@ def test_params_validate() -> None:
 
 
 # Liao's Augment baselines: the classifier's cross-entropy over the pairs L_SCL would compare.
-E, C = 0, 2  # entailment, contradiction
+E, N, C = 0, 1, 2  # entailment, neutral, contradiction (LABELS)
 AUGMENT_BATCH = [
     NLIGroup("p0", ("h0", "h1", "h2", "h3"), (0, 0, 1, 2)),  # candidates 0-3: two entailments
     NLIGroup("p1", ("h4", "h5", "h6"), (2, 0, 1)),  # candidates 4-6
@@ -67,9 +67,9 @@ AUGMENT_BATCH = [
 ]
 # selection 2p3n, draw first, one anchor per entailment row: (premise, candidate, label) by hand
 AUGMENT_PAIRS = [
-    *[(0, 0, E), (0, 1, E), (0, 2, C), (0, 3, C), (0, 4, C)],  # row 0: itself + h1; own n/c, then h4
-    *[(0, 1, E), (0, 0, E), (0, 2, C), (0, 3, C), (0, 4, C)],  # row 1: the same sets
-    *[(1, 5, E), (1, 4, C), (1, 6, C), (1, 0, C)],  # row 5: own c/n, then the batch's first other, h0
+    *[(0, 0, E), (0, 1, E), (0, 2, N), (0, 3, C), (0, 4, C)],  # row 0: itself + h1; own n/c, then h4
+    *[(0, 1, E), (0, 0, E), (0, 2, N), (0, 3, C), (0, 4, C)],  # row 1: the same sets
+    *[(1, 5, E), (1, 4, C), (1, 6, N), (1, 0, C)],  # row 5: own c/n (their own labels), then h0
 ]
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from harness.model.encoder import Encoder
-from harness.model.save import save_encoder, saved_pooling
+from harness.model.save import save_encoder, saved_settings
 
 SENTENCES = ["A man is playing a guitar.", "Two dogs run on the grass.", "short"]
 
@@ -23,9 +23,8 @@ def test_sentence_transformers_gives_the_same_embeddings(
 
     encoder = Encoder(str(tiny_bert), pooling, 32).eval()
     assert save_encoder(encoder, tmp_path / "model")
-    assert (tmp_path / "model" / "model.safetensors").is_file() and saved_pooling(
-        str(tmp_path / "model")
-    ) == pooling
+    assert (tmp_path / "model" / "model.safetensors").is_file()
+    assert saved_settings(str(tmp_path / "model")) == {"pooling": pooling, "max_seq_length": 32}
     with torch.no_grad():
         ours = encoder.embed(SENTENCES).numpy()
     theirs = SentenceTransformer(str(tmp_path / "model"), device="cpu").encode(
@@ -39,7 +38,7 @@ def test_a_pooling_without_a_sentence_transformers_module_saves_the_weights_only
 ) -> None:
     assert not save_encoder(Encoder(str(tiny_bert), "mean_no_cls", 32), tmp_path)
     assert (tmp_path / "model.safetensors").is_file() and not (tmp_path / "modules.json").exists()
-    assert saved_pooling(str(tmp_path)) == "mean_no_cls"
+    assert saved_settings(str(tmp_path)) == {"pooling": "mean_no_cls", "max_seq_length": 32}
 
 
 def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny_bert: Path) -> None:

@@ -79,3 +79,29 @@ def test_shipped_captions_are_valid_latex_text() -> None:
         for table in load_spec(path.stem).tables:
             text = re.sub(r"\$[^$]*\$", "", table.caption)
             assert not re.search(r"(?<!\\)[_%&#]", text), (path.stem, table.name)
+
+
+def _metric_names() -> set[str]:
+    """Every final metric a shipped objective can log: evaluation tasks and aggregates, the CS224N dev
+    and training-set scores, GLUE dev scores (a typo in a spec's metric would print a '--' column)."""
+    from harness.data.glue import GLUE_TASKS
+    from harness.evaluate.registry import aggregates, tasks
+
+    cs224n = ["sst.acc", "quora.acc", "sts.pearson", "overall", "overall_r01"]
+    names = {f"{prefix}.{score}" for prefix in ("dev", "train_set") for score in cs224n}
+    names |= {f"dev.{task}.{metric}" for task, spec in GLUE_TASKS.items() for metric in spec.metrics}
+    names |= set(aggregates())
+    scores = ("spearman", "pearson", "spearman_mean", "spearman_wmean", "acc", "f1")
+    names |= {f"{task}.{score}" for task in tasks() for score in scores}
+    return names
+
+
+def test_every_shipped_metric_is_one_a_run_can_log() -> None:
+    known = _metric_names()
+    for path in REPORTS_DIR.glob("*.yaml"):
+        spec = load_spec(path.stem)
+        for part in [*spec.tables, *spec.figures]:
+            metrics = (
+                [part.metric] if hasattr(part, "metric") else list(getattr(part, "columns", {}).values())
+            )
+            assert set(metrics) <= known, (path.stem, part.name, sorted(set(metrics) - known))
