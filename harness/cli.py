@@ -272,13 +272,15 @@ def studies_cmd() -> None:
     """List the studies in studies/ with their profiles."""
     from harness.study_spec import STUDIES_DIR, load_study
 
-    for path in sorted(STUDIES_DIR.glob("*.yaml")):
-        import yaml
+    import yaml
 
+    paths = sorted(STUDIES_DIR.glob("*.yaml"))
+    width = max((len(p.stem) for p in paths), default=0)
+    for path in paths:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         for profile in raw.get("profiles", {}):
             study = load_study(str(path), profile)
-            click.echo(f"{study.name:24s} {profile:8s} {study.sampler:5s} {study.n_trials:4d} trials")
+            click.echo(f"{study.name:{width}s} {profile:8s} {study.sampler:5s} {study.n_trials:4d} trials")
 
 
 def main() -> None:
