@@ -270,9 +270,9 @@ def methods_cmd() -> None:
 @cli.command("studies")
 def studies_cmd() -> None:
     """List the studies in studies/ with their profiles."""
-    from harness.study_spec import STUDIES_DIR, load_study
-
     import yaml
+
+    from harness.study_spec import STUDIES_DIR, load_study
 
     paths = sorted(STUDIES_DIR.glob("*.yaml"))
     width = max((len(p.stem) for p in paths), default=0)

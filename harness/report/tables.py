@@ -16,7 +16,10 @@ LATEX_NAMES = {"lambda": r"$\lambda$", "tau": r"$\tau$"}
 def _require(frame: pd.DataFrame, columns: list[str], table: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise HarnessError(f"table {table}: the runs have no {', '.join(missing)}; fix reports/<study>.yaml")
+        raise HarnessError(
+            f"table {table}: the runs have no {', '.join(missing)} (their profile does not evaluate it, or a "
+            "name in reports/<study>.yaml is wrong)"
+        )
 
 
 def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table: str) -> pd.DataFrame:
@@ -44,7 +47,7 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
         table.index, table.columns = [shown(v) for v in table.index], [shown(v) for v in table.columns]
     count.index = grid.index
     grid, std, count = _derived_rows(grid, std, count, spec.derived_rows, spec.name)
-    rows, columns = LATEX_NAMES.get(spec.rows, spec.rows), LATEX_NAMES.get(spec.columns, spec.columns)
+    rows, columns = (LATEX_NAMES.get(name, escape_latex(name)) for name in (spec.rows, spec.columns))
     return _render(grid, std, count, spec, best_overall=True, corner=f"{rows} \\textbackslash{{}} {columns}")
 
 

@@ -154,13 +154,15 @@ def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> No
     from harness.report.spec import GridTable
     from harness.report.tables import grid_latex
 
-    frame = pd.DataFrame({"head": ["linear", "cosine", "linear", "cosine"], "variant": ["a", "a", "b", "b"],
-                          "m": [0.577, 0.593, 0.562, 0.588]})  # fmt: skip
-    spec = GridTable(name="g", kind="grid", rows="head", columns="variant", metric="m", digits=3,
+    frame = pd.DataFrame({"similarity_head": ["linear", "cosine", "linear", "cosine"],
+                          "variant": ["a", "a", "b", "b"], "m": [0.577, 0.593, 0.562, 0.588]})  # fmt: skip
+    spec = GridTable(name="g", kind="grid", rows="similarity_head", columns="variant", metric="m", digits=3,
                      rename={"linear": "Only Linear", "cosine": "Cosine"},
                      derived_rows={"Difference": {"op": "difference", "of": ["Cosine", "Only Linear"]}},
                      reference={"Cosine": {"a": 0.590}})  # fmt: skip
-    rows = _cells(grid_latex(frame, spec))
+    latex = grid_latex(frame, spec)
+    assert r"similarity\_head \textbackslash{} variant" in latex  # a param name is LaTeX text
+    rows = _cells(latex)
     assert rows[1] == ["Cosine", r"\textbf{0.593}", "0.588"]  # the best cell of the whole grid
     assert rows[2][1] == "0.590" and rows[3][1] == "+0.003"
     assert rows[4] == ["Only Linear", "0.577", "0.562"]
