@@ -3,6 +3,7 @@ stage, then its shipped report spec over the runs (tables' rows, the paper's ref
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,10 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     assert states == {"COMPLETE"}, [(t.state.name, t.user_attrs) for t in opt.trials]
     assert len(opt.trials) == study.n_trials
 
-    folder = build_report(name, None, str(tmp_path / "reports"), None, pdf=False)
+    latex = shutil.which("pdflatex") is not None  # where it is installed, the PDF must build too
+    folder = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)
     document = (folder / "report.tex").read_text()
+    assert (folder / "report.pdf").is_file() or not latex
     spec = load_spec(name)
     built = 0
     for table in spec.tables:

@@ -193,6 +193,7 @@ def _booktabs(styler: Styler, name: str, caption: str) -> str:
 LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     **{char: "\\" + char for char in "&%$#_{}"},
+    "[": "{[}", "]": "{]}",  # a row starting with [ after \\ would be read as the line break's spacing
 }  # fmt: skip
 
 

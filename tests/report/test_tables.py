@@ -13,6 +13,7 @@ def test_every_latex_special_is_escaped_once() -> None:
         r"a\_b \& 5\% \$x \#1 \{y\} \textasciitilde{}z\textasciicircum{} back\textbackslash{}slash"
     )
     assert escape_latex("plain words 0.5") == "plain words 0.5"
+    assert escape_latex("[0.0,0.1]") == "{[}0.0,0.1{]}"  # after a \\ a bare [ opens its spacing argument
 
 
 def test_runs_table_averages_seeds_and_prints_the_papers_numbers_with_the_difference() -> None:
