@@ -4,6 +4,7 @@ mean change between pairs of runs."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -41,7 +42,7 @@ def heatmap(frame: pd.DataFrame, spec: Heatmap, path: Path) -> None:
     if finite.any():
         i, j = np.unravel_index(np.nanargmax(values), values.shape)
         ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
-    ax.set_title(spec.title or spec.metric)
+    ax.set_title(textwrap.fill(spec.title or spec.metric, 60))
     fig.colorbar(image, ax=ax, label=spec.metric)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
@@ -77,7 +78,7 @@ def curve(points: pd.DataFrame, spec: Curve | Line, path: Path) -> None:
             ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.2)
     ax.set_xlabel(GREEK.get(spec.x, spec.x))
     ax.set_ylabel(spec.metric)
-    ax.set_title(spec.title or spec.metric)
+    ax.set_title(textwrap.fill(spec.title or spec.metric, 60))
     ax.grid(alpha=0.3)
     if points["label"].astype(str).str.len().any():
         ax.legend(fontsize=8)
@@ -131,7 +132,7 @@ def bar(mean: pd.DataFrame, std: pd.DataFrame, spec: Bar, path: Path) -> None:
                width, yerr=errors, capsize=3, label=str(label))  # fmt: skip
     ax.set_xticks(range(len(groups)), groups)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_title(spec.title or spec.name)
+    ax.set_title(textwrap.fill(spec.title or spec.name, 60))
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     _save(fig, path)
