@@ -178,9 +178,13 @@ def _render(
     return _booktabs(shown.style, spec.name, spec.caption)
 
 
+WIDE = 8  # tables with more columns are scaled to the text width
+
+
 def _booktabs(styler: Styler, name: str, caption: str) -> str:
-    """A centred booktabs table, placed where it is written ([H]), numbers right-aligned."""
-    return styler.to_latex(
+    """A centred booktabs table, placed where it is written ([H]), numbers right-aligned; a wide one
+    (SupCL-Seq Table 2's eleven GLUE columns) scaled to the text width."""
+    latex = styler.to_latex(
         hrules=True,
         caption=caption or None,
         label=f"tab:{name}",
@@ -188,11 +192,16 @@ def _booktabs(styler: Styler, name: str, caption: str) -> str:
         position_float="centering",
         column_format="l" + "r" * styler.data.shape[1],
     )
+    if styler.data.shape[1] > WIDE:
+        latex = latex.replace("\\begin{tabular}", "\\resizebox{\\linewidth}{!}{\\begin{tabular}", 1)
+        latex = latex.replace("\\end{tabular}", "\\end{tabular}}", 1)
+    return latex
 
 
 LATEX_SPECIALS = {
     "\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     **{char: "\\" + char for char in "&%$#_{}"},
+    "<": r"\textless{}", ">": r"\textgreater{}",
     "[": "{[}", "]": "{]}",  # a row starting with [ after \\ would be read as the line break's spacing
 }  # fmt: skip
 

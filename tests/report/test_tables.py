@@ -168,3 +168,17 @@ def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> No
     assert rows[2][1] == "0.590" and rows[3][1] == "+0.003"
     assert rows[4] == ["Only Linear", "0.577", "0.562"]
     assert rows[5] == ["Difference", "0.016", "0.026"]
+
+
+def test_a_wide_table_is_scaled_to_the_text_width() -> None:
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    columns = {f"T{i}": f"m{i}" for i in range(11)}
+    frame = pd.DataFrame({"variant": ["a"], **{m: [1.0] for m in columns.values()}})
+    latex = runs_latex(frame, _table(label="{variant}", columns=columns))
+    assert "\\resizebox{\\linewidth}{!}{\\begin{tabular}" in latex and "\\end{tabular}}" in latex
+    narrow = runs_latex(frame, _table(label="{variant}", columns={"T0": "m0"}))
+    assert "resizebox" not in narrow
+    assert escape_latex("reports/<study>.yaml") == r"reports/\textless{}study\textgreater{}.yaml"
