@@ -67,6 +67,9 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     folder = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)
     document = (folder / "report.tex").read_text()
     assert (folder / "report.pdf").is_file() or not latex
+    for trial in opt.trials:  # a skipped row is named in the report with its reason
+        if "skipped" in trial.user_attrs:
+            assert f"Not in the tables: {trial.params['variant']}".replace("_", "\\_") in document
     spec = load_spec(name)
     built = 0
     for table in spec.tables:

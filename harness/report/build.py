@@ -12,7 +12,7 @@ import click
 import pandas as pd
 
 from harness.errors import HarnessError
-from harness.report.collect import histories, trial_frame
+from harness.report.collect import histories, trial_frame, unfinished_trials
 from harness.report.errors import errors_latex
 from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, line_frame
 from harness.report.projection import projection
@@ -46,6 +46,8 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
     ]
     if spec.requires:
         body.append(f"\\emph{{The paper profile needs: {escape_latex(spec.requires)}}}")
+    for line in unfinished_trials(tracker, parent):
+        body.append(f"\\emph{{Not in the tables: {escape_latex(line)}}}")
     for part in [*spec.tables, *spec.figures]:
         try:
             body.append(_write_part(part, tracker, frame, folder, prefix))

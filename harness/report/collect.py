@@ -56,6 +56,22 @@ def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tup
     return frame, parent
 
 
+def unfinished_trials(tracker: Tracker, parent: object) -> list[str]:
+    """One line per child run of `parent` that did not finish (skipped, failed, killed): its variant or
+    trial number and its `error` tag, so a report says which rows are missing and why."""
+    runs = tracker.client.search_runs(
+        [parent.info.experiment_id],  # type: ignore[attr-defined]
+        f"tags.`{PARENT_TAG}` = '{parent.info.run_id}' and attributes.status != 'FINISHED'",  # type: ignore[attr-defined]
+        order_by=["attributes.start_time ASC"],
+        max_results=1000,
+    )
+    lines = []
+    for run in runs:
+        name = run.data.tags.get("variant") or f"trial {run.data.tags.get('trial', '?')}"
+        lines.append(f"{name} ({run.info.status}): {run.data.tags.get('error', 'no reason recorded')}")
+    return lines
+
+
 def _number(text: str) -> object:
     """MLflow params are strings; give numbers back their type so they sort and pivot."""
     try:
