@@ -49,7 +49,8 @@ class Task:
 
 @dataclass(frozen=True)
 class Aggregate:
-    """The mean of `score` over `members` (those present in a result); `STS.avg` is SimCSE's Avg."""
+    """The mean of `score` over all `members`; `STS.avg` is SimCSE's Avg. A result missing a member has
+    no value: a mean over some members under the name of the mean over all would not be the paper's."""
 
     name: str
     members: tuple[str, ...]
@@ -57,9 +58,9 @@ class Aggregate:
     description: str = ""
 
     def value(self, results: dict[str, dict[str, object]]) -> float | None:
-        present = [results[t] for t in self.members if t in results and self.score in results[t]]
-        values = [float(scores[self.score]) for scores in present]  # type: ignore[arg-type]
-        return float(np.mean(values)) if values else None
+        if not all(t in results and self.score in results[t] for t in self.members):
+            return None
+        return float(np.mean([float(results[t][self.score]) for t in self.members]))  # type: ignore[arg-type]
 
 
 _TASKS: dict[str, Task] = {}

@@ -63,8 +63,8 @@ def evaluate_tasks(
 
 
 def flat_metrics(results: dict[str, dict[str, object]]) -> dict[str, float]:
-    """MLflow metric names `<task>.<score>` plus every declared aggregate with a member present
-    (`STS.avg`: SimCSE's Avg.; `transfer.avg`)."""
+    """MLflow metric names `<task>.<score>` plus every declared aggregate whose members are all
+    present (`STS.avg`: SimCSE's Avg.; `transfer.avg`)."""
     metrics = {
         f"{task}.{key}": float(value)
         for task, scores in results.items()

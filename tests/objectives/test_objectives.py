@@ -153,6 +153,7 @@ def test_a_study_can_score_its_trials_on_the_transfer_tasks(tmp_path: Path, tiny
     (run,) = child_runs("with-transfer")
     metrics = run.data.metrics
     assert "STS.avg" in metrics and {"TREC.acc", "TREC.devacc", "SST2.acc"} <= set(metrics)
+    assert "transfer.avg" not in metrics  # two of the eight: no average of the eight
     assert run.data.params["transfer_classifier"] == "pytorch"
     with pytest.raises(HarnessError, match="field 'eval_suite': unknown task"):
         resolve_run({"method": "scl", "eval_suite": "TREC,NOPE"})
