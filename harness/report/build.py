@@ -55,7 +55,7 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             body.append(f"\\emph{{{escape_latex(part.name)} not built: {escape_latex(str(exc))}.}}")
     frame.to_csv(folder / "runs.csv", index=False)
-    return "\n".join(body)
+    return "\n\n".join(body)  # a paragraph each
 
 
 def _write_part(part: object, tracker: Tracker, frame: pd.DataFrame, folder: Path, prefix: str) -> str:

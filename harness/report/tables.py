@@ -209,4 +209,5 @@ LATEX_SPECIALS = {
 def escape_latex(text: str) -> str:
     """Plain text for LaTeX (table labels and headers, the report's title): the characters pandas
     Styler's `escape="latex"` escapes; the one escaper of the report."""
-    return "".join(LATEX_SPECIALS.get(char, char) for char in str(text))
+    escaped = "".join(LATEX_SPECIALS.get(char, char) for char in str(text))
+    return escaped.replace("--", "-{}-").replace("--", "-{}-")  # no en / em dash ligatures (--retry-failed)

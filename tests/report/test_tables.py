@@ -13,6 +13,7 @@ def test_every_latex_special_is_escaped_once() -> None:
         r"a\_b \& 5\% \$x \#1 \{y\} \textasciitilde{}z\textasciicircum{} back\textbackslash{}slash"
     )
     assert escape_latex("plain words 0.5") == "plain words 0.5"
+    assert escape_latex("--retry-failed a---b") == "-{}-retry-failed a-{}-{}-b"  # no dash ligatures
     assert escape_latex("[0.0,0.1]") == "{[}0.0,0.1{]}"  # after a \\ a bare [ opens its spacing argument
 
 
