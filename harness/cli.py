@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -206,6 +207,22 @@ def report_cmd(
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
         click.echo(f"  {path.name}")
+
+
+@cli.command("export")
+@click.argument("study")
+@click.option("--out", required=True, help="a new or empty directory for the model(s)")
+@click.option("--top", default=1, show_default=True, type=click.IntRange(min=1), help="the k best trials")
+@click.option("--profile", help="which profile's runs (default: the latest study run)")
+@click.option("--tracking-uri", help=TRACKING_HELP)
+def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri: str | None) -> None:
+    """Write the best trial's saved model (the study needs save_model: true) where
+    SentenceTransformer(path) loads it; --top k: the k best, one folder each."""
+    from harness.export import export_best
+    from harness.tracking import Tracker
+
+    for path in export_best(Tracker(tracking_uri), study, Path(out), profile, top):
+        click.echo(f"exported {path}")
 
 
 @cli.command("ui")

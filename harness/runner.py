@@ -143,8 +143,17 @@ def worker_loop(
         values = suggest(trial, study)
         run = study.resolve(values)
         label = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
+
+        def report(step: int, value: float) -> None:
+            trial.report(value, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"pruned at step {step} (dev score {value:.4g})")
+
         try:
-            return run_trial(run, ctx, trial.number, lambda step, value: trial.report(value, step), label)
+            return run_trial(run, ctx, trial.number, report, label)
+        except optuna.TrialPruned as exc:
+            tqdm.write(f"trial {trial.number} {exc}")
+            raise
         except KeyboardInterrupt:
             trial.set_user_attr(INTERRUPTED, True)
             raise

@@ -60,6 +60,17 @@ def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler
     return optuna.samplers.TPESampler(seed=seed)
 
 
+def make_pruner(study: ResolvedStudy) -> optuna.pruners.BasePruner:
+    """The study's pruner over the dev scores trials report at each evaluation (step = training step)."""
+    if study.pruner == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=study.pruner_startup_trials)
+    return {
+        "none": optuna.pruners.NopPruner,
+        "hyperband": optuna.pruners.HyperbandPruner,
+        "successive_halving": optuna.pruners.SuccessiveHalvingPruner,
+    }[study.pruner]()
+
+
 def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker: int = 0) -> optuna.Study:
     """Create (coordinator) or load (worker) the Optuna study; refuse to resume a changed YAML.
 
@@ -74,6 +85,7 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
             study_name=name,
             storage=storage,
             sampler=make_sampler(study, seed),
+            pruner=make_pruner(study),
             direction="maximize",
             load_if_exists=True,
         )
@@ -87,7 +99,9 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
             )
         return opt
     try:
-        return optuna.load_study(study_name=name, storage=storage, sampler=make_sampler(study, seed))
+        return optuna.load_study(
+            study_name=name, storage=storage, sampler=make_sampler(study, seed), pruner=make_pruner(study)
+        )
     except KeyError:
         raise HarnessError(f"no study {name} in this storage; start it with `harness run-study`") from None
 

@@ -66,6 +66,16 @@ class StudyConfig(BaseModel):
     description: str = ""
     sampler: Literal["grid", "tpe"] = "grid"
     n_trials: int | None = Field(None, gt=0, description="required for tpe")
+    pruner: Literal["none", "median", "hyperband", "successive_halving"] = Field(
+        "none",
+        description="stop unpromising trials early on the dev scores they report at each evaluation "
+        "(Optuna's pruners); grids are unpruned unless set",
+    )
+    pruner_startup_trials: int = Field(
+        5,
+        ge=0,
+        description="median pruner: trials that finish unpruned before it compares (Optuna's default)",
+    )
     default_profile: str = "paper"
     base: dict[str, Any] = Field(default_factory=dict)
     search: SearchSpace = Field(default_factory=dict)
@@ -96,6 +106,8 @@ class ResolvedStudy(BaseModel):
     profile: str
     sampler: Literal["grid", "tpe"]
     n_trials: int
+    pruner: Literal["none", "median", "hyperband", "successive_halving"] = "none"
+    pruner_startup_trials: int = 5
     base: dict[str, Any]
     search: SearchSpace = Field(description="with `variant` first when the study has variants")
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -109,6 +121,8 @@ class ResolvedStudy(BaseModel):
     def fingerprint(self) -> str:
         """Hash of what defines the study's trials: a changed YAML must not silently resume."""
         payload = {"base": self.base, "search": _jsonable(self.search), "sampler": self.sampler}
+        if self.pruner != "none":
+            payload["pruner"] = f"{self.pruner}/{self.pruner_startup_trials}"
         if self.variants:
             payload["variants"] = self.variants
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -190,6 +204,8 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
         profile=chosen,
         sampler=sampler,
         n_trials=n_trials,
+        pruner=study.pruner,
+        pruner_startup_trials=study.pruner_startup_trials,
         base={**study.base, **prof.base},
         search=search,
         variants={name: {**fields, **prof.variants.get(name, {})} for name, fields in study.variants.items()},

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import optuna
 import torch
 import yaml
 
@@ -58,8 +59,8 @@ def run_trial(
     """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
     score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
 
-    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C; or skipped, the
-    TrialSkipped notice as its `error` tag), never RUNNING.
+    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C; skipped, the
+    TrialSkipped notice as its `error` tag; pruned, the step and score), never RUNNING.
     """
     config = run_spec.settings
     tags = {
@@ -86,6 +87,9 @@ def run_trial(
         raise
     except TrialSkipped as exc:
         run.finish("KILLED", f"skipped: {exc}")
+        raise
+    except optuna.TrialPruned as exc:  # the study's pruner stopped it (its dev scores so far are logged)
+        run.finish("KILLED", str(exc))
         raise
     except BaseException as exc:
         run.log_text(traceback.format_exc(), "error.txt")

@@ -53,3 +53,26 @@ def test_seeds_run_every_grid_point_once_per_seed(tmp_path: Path, tiny_bert: Pat
     path.write_text(yaml.safe_dump({**config, "seeds": [1], "search": {"seed": [3]}}))
     with pytest.raises(HarnessError, match="not both"):
         load_study(str(path))
+
+
+def test_a_median_pruner_stops_trials_below_the_median(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 11 item 6: `pruner:` acts on the dev scores trials report at each evaluation."""
+    import yaml
+
+    lrs = [1.0e-4, 1.1e-4, 0.9e-4, 1.2e-4, 0.5]  # four alike, one that wrecks the model at its first step
+    path = Path(tiny_study(tmp_path, tiny_bert, {"lr": lrs}, name="pruned", max_steps=4, eval_every=1))
+    config = yaml.safe_load(path.read_text())
+    config["pruner"], config["pruner_startup_trials"] = "median", 1
+    path.write_text(yaml.safe_dump(config))
+    study = load_study(str(path))
+    assert study.pruner == "median"
+    opt = run_study(study, progress=False)
+    states = [t.state.name for t in opt.trials]
+    assert len(states) == 5 and set(states) <= {"COMPLETE", "PRUNED"}
+    pruned = [t for t in opt.trials if t.state.name == "PRUNED"]
+    assert pruned and all(t.params["lr"] == 0.5 or t.number > 0 for t in pruned)
+    runs = {int(r.data.tags["trial"]): r for r in child_runs("pruned")}
+    for trial in pruned:  # its MLflow run ends KILLED, saying where and why
+        run = runs[trial.number]
+        assert run.info.status == "KILLED" and run.data.tags["error"].startswith("pruned at step")
+    assert all(runs[t.number].info.status == "FINISHED" for t in opt.trials if t.state.name == "COMPLETE")

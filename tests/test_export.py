@@ -1,0 +1,53 @@
+"""`harness export STUDY`: the best trial's saved model out of MLflow, loadable by sentence-transformers,
+scoring as the trial scored it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.runner import run_study
+from harness.study_spec import load_study
+from tests.helpers import child_runs, harness, tiny_study
+
+
+def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9]}, name="exported", max_steps=2,
+                       save_model=True)  # fmt: skip
+    run_study(load_study(study), progress=False)
+    runs = child_runs("exported")
+    best = max(runs, key=lambda r: r.data.metrics["dev.STSBenchmark.spearman.best"])
+
+    out = tmp_path / "best"
+    result = harness("export", "exported", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert (out / "model.safetensors").is_file() and (out / "modules.json").is_file()
+    model = SentenceTransformer(str(out), device="cpu")
+    assert model.encode(["a sentence"]).shape == (1, 32)
+    scored = tmp_path / "eval.json"
+    result = harness("eval", "--model", str(out), "--tasks", "STS12", "--precision", "fp32", "--no-cache",
+                     "--no-progress", "--json", str(scored))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    spearman = json.loads(scored.read_text())["results"]["STS12"]["spearman"]
+    assert spearman == pytest.approx(
+        best.data.metrics["STS12.spearman"], abs=0.01
+    )  # the best trial's weights
+
+    again = harness("export", "exported", "--out", str(out))  # not into a non-empty directory
+    assert again.returncode == 2 and "is not an empty directory" in again.stderr
+    both = harness("export", "exported", "--out", str(tmp_path / "top2"), "--top", "2")
+    assert both.returncode == 0, both.stderr
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / "top2").iterdir()) == ["rank1", "rank2"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".best", ".top2"))]  # no staging left
+
+
+def test_export_without_saved_models_says_how_to_save_them(tmp_path: Path, tiny_bert: Path) -> None:
+    run_study(load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="unsaved", max_steps=1)),
+              progress=False)  # fmt: skip
+    result = harness("export", "unsaved", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2 and not (tmp_path / "x").exists()
+    assert "saved no model; set save_model: true" in result.stderr and len(result.stderr.splitlines()) == 1
