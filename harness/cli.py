@@ -46,7 +46,7 @@ def run_study_cmd(
 ) -> None:
     """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
     from harness.runner import run_study
-    from harness.study import best_value, done_count
+    from harness.study import best_value, done_count, failed_trials
     from harness.study_spec import load_study
 
     resolved = load_study(study, profile)
@@ -57,6 +57,28 @@ def run_study_cmd(
     )
     if done_count(opt):
         click.echo(f"best parameters: {opt.best_params}")
+    failed, skipped = failed_trials(opt)
+    for trial in skipped:
+        click.echo(f"trial {trial.number} skipped: {trial.user_attrs['skipped']}", err=True)
+    for trial in failed[:5]:
+        reason = str(trial.user_attrs.get("error", "no reason recorded")).splitlines()[0]
+        click.echo(f"trial {trial.number} ({_trial_label(trial.params)}) failed: {reason}", err=True)
+    if len(failed) > 5:
+        click.echo(
+            f"... and {len(failed) - 5} more failed trial(s) (their MLflow runs hold the errors)", err=True
+        )
+    if failed or skipped:
+        click.echo(
+            f"{len(failed)} trial(s) failed, {len(skipped)} skipped; fix the cause, then re-run them with "
+            f"`harness run-study {study}{f' --profile {profile}' if profile else ''} --retry-failed`",
+            err=True,
+        )
+    if failed:
+        raise SystemExit(1)
+
+
+def _trial_label(params: dict[str, object]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "no searched params"
 
 
 @cli.command("worker")

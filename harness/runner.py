@@ -32,6 +32,7 @@ from harness.study import (
     best_value,
     default_storage,
     done_count,
+    failed_trials,
     open_storage,
     open_study,
     prepare_resume,
@@ -116,6 +117,11 @@ def run_study(
         raise
     finally:
         _summarise(opt, tracker, parent)
+        failed, _ = failed_trials(opt)
+        if status == "FINISHED" and failed:  # an honest parent: partial, or FAILED when nothing completed
+            tracker.client.set_tag(parent, "outcome", f"partial: {len(failed)} trial(s) failed")
+            if not done_count(opt):
+                status = "FAILED"
         tracker.finish(parent, status)
     return opt
 

@@ -150,6 +150,19 @@ def done_count(opt: optuna.Study) -> int:
     return sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in opt.get_trials(deepcopy=False))
 
 
+def failed_trials(opt: optuna.Study) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
+    """(failed, skipped): trials that ended in an error, and those skipped for want of an optional input
+    (a GloVe vectors file); interrupted ones are left out (a re-run queues them again by itself)."""
+    ended = [
+        t
+        for t in opt.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+        if not t.user_attrs.get(INTERRUPTED)
+    ]
+    return [t for t in ended if "skipped" not in t.user_attrs], [
+        t for t in ended if "skipped" in t.user_attrs
+    ]
+
+
 def best_value(opt: optuna.Study) -> float:
     values = [t.value for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
     return max(values) if values else math.nan

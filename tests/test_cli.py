@@ -47,3 +47,29 @@ def test_methods_and_studies_are_listed() -> None:
     assert all(f"\n{name} " in methods for name in ("sts", "multitask", "ensemble"))  # objectives
     studies = harness("studies").stdout
     assert "lambda_tau_sweep" in studies and "smoke" in studies and "30 trials" in studies
+
+
+def test_a_study_whose_trials_fail_exits_non_zero_and_says_how_to_rerun(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    """Issue 11 item 2: weights missing from the model directory fail every trial; the run says so."""
+    import shutil
+
+    from harness.tracking import Tracker
+    from tests.helpers import tiny_study
+
+    broken = tmp_path / "no-weights"
+    shutil.copytree(tiny_bert, broken)
+    for weights in broken.glob("*.safetensors"):
+        weights.unlink()
+    path = tiny_study(tmp_path, broken, {"lambda": [0.1, 0.9]}, name="all-fail", max_steps=1)
+    result = harness("run-study", path, "--no-progress")
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert sum(" failed: " in line for line in lines) == 2
+    rerun = f"`harness run-study {path} --retry-failed`"
+    assert lines[-1] == f"2 trial(s) failed, 0 skipped; fix the cause, then re-run them with {rerun}"
+    tracker = Tracker()
+    experiment = tracker.client.get_experiment_by_name("all-fail")
+    (parent,) = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
+    assert parent.info.status == "FAILED" and parent.data.tags["outcome"] == "partial: 2 trial(s) failed"
