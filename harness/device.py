@@ -29,6 +29,7 @@ from typing import Literal
 import torch
 
 from harness.choices import PRECISIONS
+from harness.errors import HarnessError
 
 Resolved = Literal["fp32", "bf16", "fp16"]
 DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -40,7 +41,13 @@ def pick_device(preference: str = "auto") -> torch.device:
     """`auto` picks CUDA when present (respecting CUDA_VISIBLE_DEVICES), else CPU."""
     if preference == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(preference)
+    try:
+        device = torch.device(preference)
+    except RuntimeError:
+        raise HarnessError(f"unknown device {preference!r}; use auto, cpu, cuda or cuda:N") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise HarnessError(f"device {preference!r}: no CUDA GPU is visible here; use auto or cpu")
+    return device
 
 
 def _cpuinfo_field(name: str) -> str | None:

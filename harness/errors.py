@@ -2,7 +2,9 @@
 study turns into a skipped trial), and the close-match hint every unknown name gets."""
 
 import difflib
+import re
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class HarnessError(Exception):
@@ -18,3 +20,16 @@ def did_you_mean(name: str, known: Iterable[str], otherwise: str, cutoff: float 
     """ "did you mean a, b?" for the names closest to `name`, else `otherwise`."""
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=cutoff)
     return f"did you mean {', '.join(close)}?" if close else otherwise
+
+
+def mask_password(url: str) -> str:
+    """`scheme://user:***@host/...`: a URL fit for messages and logs."""
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def read_utf8(path: Path) -> str:
+    """A text file the harness reads (study YAML, report spec), or one line saying it is not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None

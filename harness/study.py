@@ -16,7 +16,7 @@ from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, mask_password
 from harness.home import harness_home
 from harness.study_spec import Range, ResolvedStudy
 
@@ -29,6 +29,14 @@ def default_storage() -> str:
     return str(harness_home() / "optuna.journal")
 
 
+DRIVERS = {
+    "postgresql": "pip install psycopg2-binary (or name the driver: postgresql+psycopg://...)",
+    "postgresql+psycopg2": "pip install psycopg2-binary",
+    "postgresql+psycopg": "pip install 'psycopg[binary]'",
+    "mysql": "pip install pymysql and write mysql+pymysql://...",
+}
+
+
 def open_storage(spec: str | None = None) -> BaseStorage:
     """An RDB URL (sqlite://, postgresql+psycopg2://, mysql://) or a journal file path."""
     spec = spec or default_storage()
@@ -36,7 +44,11 @@ def open_storage(spec: str | None = None) -> BaseStorage:
         try:
             return RDBStorage(spec, heartbeat_interval=60, grace_period=180)
         except Exception as exc:
-            raise HarnessError(f"cannot open Optuna storage {spec}: {str(exc).splitlines()[0]}") from None
+            reason = str(exc).splitlines()[0]
+            if "Failed to import DB access module" in reason:
+                scheme = spec.split("://", 1)[0]
+                reason = f"no database driver for {scheme!r}; {DRIVERS.get(scheme, 'install its driver')}"
+            raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None
     from pathlib import Path
 
     Path(spec).parent.mkdir(parents=True, exist_ok=True)

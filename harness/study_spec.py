@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.config import one_line_error
-from harness.errors import HarnessError, did_you_mean
+from harness.errors import HarnessError, did_you_mean, read_utf8
 from harness.run_spec import ResolvedRun, resolve_run
 
 STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
@@ -166,7 +166,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
     """Read, validate and resolve a study YAML; every grid point is validated before anything runs."""
     path = find_study_file(name_or_path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as exc:
         raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(raw, dict):
@@ -209,7 +209,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
         base={**study.base, **prof.base},
         search=search,
         variants={name: {**fields, **prof.variants.get(name, {})} for name, fields in study.variants.items()},
-        source=path.read_text(encoding="utf-8"),
+        source=read_utf8(path),
         path=str(path.resolve()),
     )
     resolved.grid_runs()

@@ -18,21 +18,40 @@ from typing import Any
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
+from harness.errors import HarnessError, mask_password
 from harness.home import harness_home
 
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
 
 
+TRACKING_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "file", "http", "https", "databricks")
+
+
 def resolve_tracking_uri(explicit: str | None = None) -> str:
-    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db."""
-    if explicit:
-        return explicit
-    if os.environ.get("MLFLOW_TRACKING_URI"):
-        return os.environ["MLFLOW_TRACKING_URI"]
+    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db; a URI of a scheme
+    MLflow cannot store runs in is refused in one line."""
+    given = explicit or os.environ.get("MLFLOW_TRACKING_URI")
+    if given:
+        scheme = given.split("://", 1)[0].split("+", 1)[0] if "://" in given else "file"
+        if scheme not in TRACKING_SCHEMES:
+            raise HarnessError(
+                f"tracking URI {mask_password(given)!r}: MLflow cannot use scheme {scheme!r}; give "
+                "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
+            )
+        return given
     home = harness_home()
     home.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{home / 'mlflow.db'}"
+
+
+def require_store(uri: str) -> str:
+    """`uri` for reading only: a sqlite store that does not exist yet is an error, not a new empty file."""
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        raise HarnessError(
+            f"no MLflow store at {uri.removeprefix('sqlite:///')}; run a study first (or give --tracking-uri)"
+        )
+    return uri
 
 
 def default_artifact_root() -> Path:

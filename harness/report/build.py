@@ -18,7 +18,7 @@ from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, 
 from harness.report.projection import projection
 from harness.report.spec import Bar, Curve, ErrorsTable, GridTable, Line, Projection, RunsTable, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
-from harness.tracking import Tracker
+from harness.tracking import Tracker, require_store, resolve_tracking_uri
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
 
@@ -94,7 +94,9 @@ def build_report(
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{study}-", dir=target.parent))
     try:
-        body = write_study(study, Tracker(tracking_uri), staging, profile)
+        body = write_study(
+            study, Tracker(require_store(resolve_tracking_uri(tracking_uri))), staging, profile
+        )
         title = escape_latex(load_spec(study).title)
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
@@ -112,7 +114,7 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
     gets a line saying how to run it."""
     from harness.study_spec import STUDIES_DIR
 
-    tracker = Tracker(tracking_uri)
+    tracker = Tracker(require_store(resolve_tracking_uri(tracking_uri)))
     target = Path(out) / "book"
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".book-", dir=target.parent))

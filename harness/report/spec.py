@@ -8,7 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, read_utf8
 from harness.evaluate.registry import aggregates
 
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
@@ -205,7 +205,9 @@ def load_spec(study: str, metrics: list[str] | None = None) -> ReportSpec:
                           caption="Scores of each finished trial.")  # fmt: skip
         return ReportSpec(study=study, title=study, tables=[table])
     try:
-        return ReportSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return ReportSpec.model_validate(yaml.safe_load(read_utf8(path)))
+    except yaml.YAMLError as exc:
+        raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         raise HarnessError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
