@@ -15,10 +15,10 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from harness.config import one_line_error
 from harness.errors import HarnessError, did_you_mean, read_utf8
@@ -39,7 +39,19 @@ class Range(BaseModel):
     int: bool = False
 
 
-SearchSpace = dict[str, list[Any] | Range]
+def _search_space(space: Any) -> Any:
+    """Refuse an empty grid list and an upside-down range by name, before pydantic tries each form."""
+    for name, values in (space or {}).items():
+        if isinstance(values, list) and not values:
+            raise ValueError(f"'{name}' has an empty list; give at least one value")
+        if isinstance(values, dict) and {"low", "high"} <= set(values) and values["low"] > values["high"]:
+            raise ValueError(f"'{name}': low {values['low']} is above high {values['high']}; swap them")
+        if isinstance(values, dict) and values.get("log") and values.get("low", 1) <= 0:
+            raise ValueError(f"'{name}': a log range needs low > 0 (got {values['low']})")
+    return space
+
+
+SearchSpace = Annotated[dict[str, list[Any] | Range], BeforeValidator(_search_space)]
 VARIANT = "variant"
 
 

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,34 @@ def test_every_study_yaml_validates_in_every_profile(path: Path) -> None:
     for profile in yaml.safe_load(path.read_text())["profiles"]:
         study = load_study(str(path), profile)  # validates every grid point
         assert study.n_trials >= 1
+
+
+@pytest.mark.parametrize(
+    ("search", "sampler", "message"),
+    [
+        ({"lr": {"low": 1e-3, "high": 1e-5}}, "tpe", "'lr': low 0.001 is above high 1e-05; swap them"),
+        ({"lr": {"low": 0.0, "high": 1e-5, "log": True}}, "tpe", "'lr': a log range needs low > 0"),
+        ({"lambda": []}, "grid", "'lambda' has an empty list; give at least one value"),
+    ],
+)
+def test_a_bad_search_space_is_one_line(tmp_path: Path, search: dict, sampler: str, message: str) -> None:
+    """Issue 11: a TPE range with low > high, or an empty grid list, is refused before anything runs."""
+    import yaml
+
+    from harness.study_spec import load_study
+
+    config = {"name": "bad", "default_profile": "p", "sampler": sampler, "n_trials": 2, "search": search,
+              "base": {"method": "scl", "model": "all-MiniLM-L6-v2"}, "profiles": {"p": {}}}  # fmt: skip
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(HarnessError, match=re.escape(message)):
+        load_study(str(path))
+
+
+def test_a_max_length_beyond_the_models_positions_is_refused(tiny_bert: Path) -> None:
+    from harness.model.encoder import Encoder
+
+    with pytest.raises(
+        HarnessError, match="max sequence length 4096 is beyond .* 128 positions; give 128 or less"
+    ):
+        Encoder(str(tiny_bert), "mean", 4096)

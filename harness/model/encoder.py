@@ -62,6 +62,12 @@ class Encoder(nn.Module):
                 "give a local directory, a reachable hub id, or all-MiniLM-L6-v2"
             ) from exc
         self.pooling = pooling
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        if max_length and limit and max_length > int(limit):
+            raise HarnessError(
+                f"max sequence length {max_length} is beyond {model_name!r}'s {limit} positions; "
+                f"give {limit} or less"
+            )
         self.max_length = max_length or default_max_length(Path(path), self.model.config)
         self.packing = supports_packing(self.model)
 
