@@ -16,6 +16,15 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 STORAGE_HELP = "Optuna storage: a journal file path (default .harness/optuna.journal) or an RDB URL"
 TRACKING_HELP = "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db)"
 DATA_HELP = "data root (default: HARNESS_DATA_DIR, else ../shared/data)"
+HEARTBEAT_HELP = (
+    "RDB storages: seconds between a running trial's heartbeats; a trial silent for 3 heartbeats is "
+    "re-run by another worker"
+)
+THREADS_HELP = (
+    "torch CPU threads per worker (default HARNESS_THREADS, else cores / workers); scores are "
+    "bit-identical for the same seed and thread count"
+)
+DEFAULT_HEARTBEAT = 60  # harness.recovery.DEFAULT_HEARTBEAT (not imported: keeps --help fast)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,12 +35,27 @@ def cli() -> None:
 @cli.command("run-study")
 @click.argument("study")
 @click.option("--profile", help="profile from the study YAML (default: the YAML's default_profile)")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="worker processes on this machine (one GPU each); 0: only coordinate workers started elsewhere "
+    "with `harness worker` (needs an RDB --storage)",
+)
 @click.option("--storage", help=STORAGE_HELP)
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--fresh", is_flag=True, help="delete the Optuna study first and start over")
 @click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
+@click.option(
+    "--heartbeat",
+    default=DEFAULT_HEARTBEAT,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help=HEARTBEAT_HELP,
+)
+@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)
 @click.option("--no-progress", is_flag=True, help="no progress bars")
 def run_study_cmd(
     study: str,
@@ -42,15 +66,28 @@ def run_study_cmd(
     data_dir: str | None,
     fresh: bool,
     retry_failed: bool,
+    heartbeat: int,
+    threads: int | None,
     no_progress: bool,
 ) -> None:
     """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
     from harness.runner import run_study
-    from harness.study import best_value, done_count, failed_trials
+    from harness.study import best_value, done_count, failed_trials, unfinished
     from harness.study_spec import load_study
 
     resolved = load_study(study, profile)
-    opt = run_study(resolved, storage, tracking_uri, data_dir, workers, fresh, retry_failed, not no_progress)
+    opt = run_study(
+        resolved,
+        storage,
+        tracking_uri,
+        data_dir,
+        workers,
+        fresh,
+        retry_failed,
+        progress=not no_progress,
+        heartbeat=heartbeat,
+        threads=threads,
+    )
     click.echo(
         f"study {resolved.optuna_name}: {done_count(opt)} trial(s) complete, "
         f"best dev score (the objective) {best_value(opt):.4g}"
@@ -73,7 +110,14 @@ def run_study_cmd(
             f"`harness run-study {study}{f' --profile {profile}' if profile else ''} --retry-failed`",
             err=True,
         )
-    if failed:
+    missing = unfinished(opt, resolved)
+    if missing:
+        click.echo(
+            f"study incomplete: {missing} trial(s) not run (a worker was lost); re-run the same command to "
+            "finish them",
+            err=True,
+        )
+    if failed or missing:
         raise SystemExit(1)
 
 
@@ -88,6 +132,21 @@ def _trial_label(params: dict[str, object]) -> str:
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--position", default=0, hidden=True, type=int)
+@click.option(
+    "--wait",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="seconds to wait for `harness run-study` to create the study (workers started beside it)",
+)
+@click.option(
+    "--heartbeat",
+    default=DEFAULT_HEARTBEAT,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help=HEARTBEAT_HELP,
+)
+@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)
 @click.option("--no-progress", is_flag=True)
 def worker_cmd(
     study: str,
@@ -96,13 +155,25 @@ def worker_cmd(
     tracking_uri: str | None,
     data_dir: str | None,
     position: int,
+    wait: float,
+    heartbeat: int,
+    threads: int | None,
     no_progress: bool,
 ) -> None:
     """Join a running study as one more worker (same machine or another one sharing the storage)."""
     from harness.runner import run_worker
     from harness.study_spec import load_study
 
-    run_worker(load_study(study, profile), storage, tracking_uri, data_dir, not no_progress, position)
+    run_worker(
+        load_study(study, profile),
+        storage,
+        tracking_uri,
+        data_dir,
+        not no_progress,
+        position,
+        heartbeat,
+        threads,
+    )
 
 
 @cli.command("eval")

@@ -2,6 +2,7 @@
 study turns into a skipped trial), and the close-match hint every unknown name gets."""
 
 import difflib
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,3 +34,16 @@ def read_utf8(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def writable_dir(path: Path, what: str, fix: str) -> Path:
+    """`path` as a directory this process can write (created if missing), or one line naming the problem."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise HarnessError(f"cannot use {path} for {what}: a file is in the way; {fix}") from None
+    except OSError as exc:
+        raise HarnessError(f"cannot create {path} for {what}: {exc.strerror}; {fix}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise HarnessError(f"cannot write to {path} for {what}: permission denied or read-only; {fix}")
+    return path

@@ -2,17 +2,19 @@
 
 `--workers 1` runs the worker loop in this process; `--workers N` starts N `harness worker` processes
 on the same study (each pinned to one GPU through CUDA_VISIBLE_DEVICES when GPUs exist).
+
+Threads: every trial process runs torch on a fixed number of CPU threads, `--threads` (default
+HARNESS_THREADS, else the machine's cores divided by the workers), recorded as each trial's `threads` tag.
+CPU reductions split their work by thread, so bit-identical scores need the same seed and thread count:
+fix --threads when comparing runs made with different --workers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import signal
-import subprocess
-import sys
+import socket
 import time
 from pathlib import Path
 
@@ -24,13 +26,21 @@ from transformers import AutoConfig
 
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError, TrialSkipped
+from harness.lease import CoordinatorLease
 from harness.methods.base import DataSources
 from harness.model.encoder import resolve_model_name
-from harness.study import (
+from harness.recovery import (
+    DEFAULT_HEARTBEAT,
     INTERRUPTED,
+    MLFLOW_RUN,
+    WORKER,
+    others_running,
+    wait_for_others,
+    watch,
+)
+from harness.study import (
     PARENT_RUN,
     best_value,
-    default_storage,
     done_count,
     failed_trials,
     open_storage,
@@ -38,10 +48,13 @@ from harness.study import (
     prepare_resume,
     remaining,
     suggest,
+    unfinished,
 )
+from harness.study_bar import study_bar, update_bar
 from harness.study_spec import ResolvedStudy
-from harness.tracking import Tracker, git_commit, resolve_tracking_uri
+from harness.tracking import Tracker, check_reachable, git_commit, resolve_tracking_uri
 from harness.trial import TrialContext, run_trial
+from harness.workers import WorkerSettings, run_local_workers, watch_external_workers
 
 EXPERIMENT = "mlflow_experiment_id"
 optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failures itself
@@ -63,6 +76,14 @@ def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
         run.method.load_train_data(run, DataSources(data_dir, tracking_uri))
 
 
+def default_threads(workers: int = 1) -> int:
+    """HARNESS_THREADS, else this machine's usable cores divided among the workers."""
+    if os.environ.get("HARNESS_THREADS"):
+        return max(1, int(os.environ["HARNESS_THREADS"]))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // workers)
+
+
 def run_study(
     study: ResolvedStudy,
     storage_spec: str | None = None,
@@ -72,19 +93,71 @@ def run_study(
     fresh: bool = False,
     retry_failed: bool = False,
     progress: bool = True,
+    heartbeat: int = DEFAULT_HEARTBEAT,
+    threads: int | None = None,
 ) -> optuna.Study:
-    """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted."""
+    """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted.
+
+    Before anything is written: the inputs are loaded (preflight), the tracking store and the Optuna
+    storage are reached, and this process takes the study's coordinator lease (harness.lease).
+    """
+    threads = threads or default_threads(max(1, workers))
+    if workers == 0 and "://" not in (storage_spec or ""):
+        raise HarnessError(
+            "--workers 0 (workers started elsewhere) needs a storage with heartbeats to notice lost "
+            "workers; give --storage an RDB URL (postgresql://... or sqlite:///...)"
+        )
     root = resolve_data_dir(data_dir)
     tracking_uri = resolve_tracking_uri(tracking_uri)
+    check_reachable(tracking_uri)
     preflight(study, root, tracking_uri)
-    storage = open_storage(storage_spec)
+    storage = open_storage(storage_spec, heartbeat)
     if fresh:
-        with contextlib.suppress(KeyError):
-            optuna.delete_study(study_name=study.optuna_name, storage=storage)
+        _delete_study(study, storage)
     opt = open_study(study, storage, create=True)
-    local = isinstance(storage, JournalStorage)
-    requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
+    with CoordinatorLease(opt, f"run-study {study.name} --profile {study.profile}"):
+        return _coordinate(
+            study,
+            opt,
+            storage,
+            storage_spec,
+            tracking_uri,
+            root,
+            workers,
+            retry_failed,
+            progress,
+            heartbeat,
+            threads,
+        )
+
+
+def _delete_study(study: ResolvedStudy, storage: optuna.storages.BaseStorage) -> None:
+    """--fresh: delete the study, unless another coordinator is running it."""
+    try:
+        existing = optuna.load_study(study_name=study.optuna_name, storage=storage)
+    except KeyError:
+        return
+    CoordinatorLease(existing, "run-study --fresh").acquire().stop_renewing()  # refused if held
+    optuna.delete_study(study_name=study.optuna_name, storage=storage)
+
+
+def _coordinate(
+    study: ResolvedStudy,
+    opt: optuna.Study,
+    storage: optuna.storages.BaseStorage,
+    storage_spec: str | None,
+    tracking_uri: str,
+    root: Path,
+    workers: int,
+    retry_failed: bool,
+    progress: bool,
+    heartbeat: int,
+    threads: int,
+) -> optuna.Study:
     tracker = Tracker(tracking_uri)
+    local = isinstance(storage, JournalStorage)
+    watch(storage, tracker)
+    requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
     experiment = tracker.experiment_id(study.name)
     tags = {
         "study": study.name,
@@ -92,6 +165,8 @@ def run_study(
         "sampler": study.sampler,
         "git_commit": git_commit(),
         "data_dir": str(root),
+        "workers": str(workers),
+        "threads": str(threads),
     }
     parent = tracker.open_parent(
         experiment, opt.user_attrs.get(PARENT_RUN), f"{study.name} ({study.profile})", tags
@@ -105,10 +180,14 @@ def run_study(
         tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
     status = "FINISHED"
     try:
-        if workers <= 1:
-            worker_loop(study, opt, tracker, root, progress)
+        if workers == 0:
+            watch_external_workers(study, opt, progress)
+        elif workers == 1:
+            torch.set_num_threads(threads)
+            worker_loop(study, opt, tracker, root, progress, threads=threads)
         else:
-            _run_worker_processes(study, opt, storage_spec, tracker.uri, root, workers, progress)
+            settings = WorkerSettings(storage_spec, tracker.uri, root, heartbeat, threads, progress)
+            run_local_workers(study, opt, tracker, settings, workers)
     except KeyboardInterrupt:
         status = "KILLED"
         raise
@@ -118,8 +197,11 @@ def run_study(
     finally:
         _summarise(opt, tracker, parent)
         failed, _ = failed_trials(opt)
-        if status == "FINISHED" and failed:  # an honest parent: partial, or FAILED when nothing completed
-            tracker.client.set_tag(parent, "outcome", f"partial: {len(failed)} trial(s) failed")
+        missing = unfinished(opt, study)
+        if status == "FINISHED" and (failed or missing):  # an honest parent: partial, or FAILED
+            parts = [f"{len(failed)} trial(s) failed"] if failed else []
+            parts += [f"{missing} trial(s) not run"] if missing else []
+            tracker.client.set_tag(parent, "outcome", "partial: " + ", ".join(parts))
             if not done_count(opt):
                 status = "FAILED"
         tracker.finish(parent, status)
@@ -133,8 +215,12 @@ def worker_loop(
     data_dir: Path,
     progress: bool,
     position: int = 0,
+    threads: int | None = None,
 ) -> None:
-    """Take trials from the study until none is left."""
+    """Take trials from the study until none is left; then, on a heartbeat storage, stay while other
+    workers' trials run, to re-run those whose worker dies (harness.recovery)."""
+    heartbeats = watch(opt._storage, tracker)
+    worker = f"{socket.gethostname()}:{os.getpid()}"
     ctx = TrialContext(
         tracker,
         opt.user_attrs[EXPERIMENT],
@@ -143,12 +229,14 @@ def worker_loop(
         study.profile,
         data_dir,
         progress,
+        threads or torch.get_num_threads(),
     )
 
     def objective(trial: optuna.Trial) -> float:
         values = suggest(trial, study)
         run = study.resolve(values)
         label = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
+        trial.set_user_attr(WORKER, worker)
 
         def report(step: int, value: float) -> None:
             trial.report(value, step)
@@ -156,7 +244,14 @@ def worker_loop(
                 raise optuna.TrialPruned(f"pruned at step {step} (dev score {value:.4g})")
 
         try:
-            return run_trial(run, ctx, trial.number, report, label)
+            return run_trial(
+                run,
+                ctx,
+                trial.number,
+                report,
+                label,
+                on_start=lambda run_id: trial.set_user_attr(MLFLOW_RUN, run_id),
+            )
         except optuna.TrialPruned as exc:
             tqdm.write(f"trial {trial.number} {exc}")
             raise
@@ -173,10 +268,15 @@ def worker_loop(
             tqdm.write(f"trial {trial.number} failed: {reason.splitlines()[0]}")
             raise
 
-    bar = _study_bar(study, opt, progress, position)
-    while remaining(opt, study) > 0:
-        opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
-        _update_bar(bar, opt)
+    bar = study_bar(study, opt, progress, position)
+    while True:
+        if remaining(opt, study) > 0:
+            opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
+        elif heartbeats and others_running(opt):
+            wait_for_others(opt)
+        else:
+            break
+        update_bar(bar, opt)
     bar.close()
 
 
@@ -187,104 +287,38 @@ def run_worker(
     data_dir: str | None,
     progress: bool = True,
     position: int = 0,
+    heartbeat: int = DEFAULT_HEARTBEAT,
+    threads: int | None = None,
+    wait: float = 0.0,
 ) -> None:
-    """`harness worker`: join a study that `harness run-study` created (this or another machine)."""
+    """`harness worker`: join a study that `harness run-study` created (this or another machine);
+    `wait` seconds for the coordinator to create it (workers started beside it: compose, Slurm)."""
+    threads = threads or default_threads()
     root = resolve_data_dir(data_dir)
-    opt = open_study(study, open_storage(storage_spec), create=False, worker=position)
+    tracking_uri = resolve_tracking_uri(tracking_uri)
+    check_reachable(tracking_uri)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            opt = _join(study, storage_spec, heartbeat, position)
+            break
+        except HarnessError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(2.0)
+    torch.set_num_threads(threads)
+    worker_loop(study, opt, Tracker(tracking_uri), root, progress, position, threads)
+
+
+def _join(study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int) -> optuna.Study:
+    opt = open_study(
+        study, open_storage(storage_spec, heartbeat, create=False), create=False, worker=position
+    )
     if PARENT_RUN not in opt.user_attrs:
         raise HarnessError(
             f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`"
         )
-    worker_loop(study, opt, Tracker(tracking_uri), root, progress, position)
-
-
-def visible_gpus() -> list[str]:
-    """GPU ids to hand out to workers: CUDA_VISIBLE_DEVICES if set, else every device torch sees."""
-    env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env is not None:
-        return [g for g in env.split(",") if g.strip()]
-    return [str(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
-
-
-def _run_worker_processes(
-    study: ResolvedStudy,
-    opt: optuna.Study,
-    storage_spec: str | None,
-    tracking_uri: str,
-    data_dir: Path,
-    workers: int,
-    progress: bool,
-) -> None:
-    gpus = visible_gpus()
-    threads = max(1, (os.cpu_count() or 1) // workers)
-    procs: list[subprocess.Popen[bytes]] = []
-    study_file = study.path
-    for index in range(workers):
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-        if gpus:
-            env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
-        cmd = [
-            sys.executable,
-            "-m",
-            "harness",
-            "worker",
-            study_file,
-            "--profile",
-            study.profile,
-            "--storage",
-            storage_spec or default_storage(),
-            "--data-dir",
-            str(data_dir),
-            "--tracking-uri",
-            tracking_uri,
-            "--position",
-            str(index + 1),
-        ]
-        if not progress:
-            cmd.append("--no-progress")
-        procs.append(subprocess.Popen(cmd, env=env))
-    bar = _study_bar(study, opt, progress, 0)
-    try:
-        while any(p.poll() is None for p in procs):
-            time.sleep(2.0)
-            _update_bar(bar, opt)
-    except KeyboardInterrupt:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for p in procs:
-            try:
-                p.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        raise
-    finally:
-        bar.close()
-    failed = [p.returncode for p in procs if p.returncode not in (0, None)]
-    if failed:
-        raise HarnessError(
-            f"{len(failed)} worker(s) exited with an error (codes {failed}); see their output above"
-        )
-
-
-def _study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool, position: int) -> tqdm:
-    total = done_count(opt) + remaining(opt, study)
-    bar = tqdm(
-        total=total,
-        initial=done_count(opt),
-        desc=f"study {study.optuna_name}",
-        unit="trial",
-        disable=not progress,
-        position=position,
-    )
-    _update_bar(bar, opt)
-    return bar
-
-
-def _update_bar(bar: tqdm, opt: optuna.Study) -> None:
-    bar.n = done_count(opt)
-    bar.set_postfix(best=f"{best_value(opt):.2f}")
-    bar.refresh()
+    return opt
 
 
 def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:

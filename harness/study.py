@@ -9,6 +9,8 @@ are enqueued again with the same parameters.
 from __future__ import annotations
 
 import math
+import warnings
+from pathlib import Path
 from typing import Any
 
 import optuna
@@ -16,11 +18,11 @@ from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.errors import HarnessError, mask_password
+from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
+from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, grace_period
 from harness.study_spec import Range, ResolvedStudy
 
-INTERRUPTED = "interrupted"
 FINGERPRINT = "fingerprint"
 PARENT_RUN = "mlflow_parent_run_id"
 
@@ -37,21 +39,32 @@ DRIVERS = {
 }
 
 
-def open_storage(spec: str | None = None) -> BaseStorage:
-    """An RDB URL (sqlite://, postgresql+psycopg2://, mysql://) or a journal file path."""
+def open_storage(
+    spec: str | None = None, heartbeat: int = DEFAULT_HEARTBEAT, create: bool = True
+) -> BaseStorage:
+    """An RDB URL (sqlite://, postgresql+psycopg2://, mysql://) or a journal file path.
+
+    RDB storages record a heartbeat every `heartbeat` seconds for each running trial (harness.recovery);
+    `create=False` (workers) refuses a journal file that does not exist instead of creating it.
+    """
     spec = spec or default_storage()
     if "://" in spec:
         try:
-            return RDBStorage(spec, heartbeat_interval=60, grace_period=180)
+            with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5, and documented
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return RDBStorage(spec, heartbeat_interval=heartbeat, grace_period=grace_period(heartbeat))
         except Exception as exc:
             reason = str(exc).splitlines()[0]
             if "Failed to import DB access module" in reason:
                 scheme = spec.split("://", 1)[0]
                 reason = f"no database driver for {scheme!r}; {DRIVERS.get(scheme, 'install its driver')}"
             raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None
-    from pathlib import Path
-
-    Path(spec).parent.mkdir(parents=True, exist_ok=True)
+    path = Path(spec)
+    if not create and not path.is_file():
+        raise HarnessError(f"no Optuna journal at {path}; start the study with `harness run-study` first")
+    writable_dir(path.parent, "the Optuna storage", "give --storage a writable path or an RDB URL")
+    if path.is_dir():
+        raise HarnessError(f"Optuna storage {path} is a directory; give --storage a file path")
     return JournalStorage(JournalFileBackend(spec))
 
 
@@ -158,6 +171,12 @@ def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
     return max(waiting, study.n_trials - used)
 
 
+def unfinished(opt: optuna.Study, study: ResolvedStudy) -> int:
+    """Trials not ended yet: still to start, or still marked running (by a worker that may be gone)."""
+    running = sum(t.state == TrialState.RUNNING for t in opt.get_trials(deepcopy=False))
+    return remaining(opt, study) + running
+
+
 def done_count(opt: optuna.Study) -> int:
     return sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in opt.get_trials(deepcopy=False))
 
@@ -192,15 +211,21 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
             trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, t.number)
             storage.set_trial_user_attr(trial_id, INTERRUPTED, True)
             storage.set_trial_state_values(trial_id, TrialState.FAIL)
-    else:
-        optuna.storages.fail_stale_trials(opt)
+    else:  # heartbeats: trials of dead workers are failed and queued again (harness.recovery)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(opt)
     trials = opt.get_trials(deepcopy=False)
     covered = {
         _key(t.params)
         for t in trials
         if t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
     }
-    covered |= {_key(t.system_attrs.get("fixed_params", {})) for t in trials if t.state == TrialState.WAITING}
+    covered |= {
+        _key(t.params or t.system_attrs.get("fixed_params", {}))
+        for t in trials
+        if t.state == TrialState.WAITING
+    }
     enqueued = 0
     for t in trials:
         if t.state != TrialState.FAIL or not (t.user_attrs.get(INTERRUPTED) or retry_failed):

@@ -18,7 +18,7 @@ from typing import Any
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
-from harness.errors import HarnessError, mask_password
+from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
 
 PARENT_TAG = "mlflow.parentRunId"
@@ -40,9 +40,36 @@ def resolve_tracking_uri(explicit: str | None = None) -> str:
                 "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
             )
         return given
-    home = harness_home()
-    home.mkdir(parents=True, exist_ok=True)
+    home = writable_dir(harness_home(), "the harness home", "set HARNESS_HOME to a writable directory")
     return f"sqlite:///{home / 'mlflow.db'}"
+
+
+def check_reachable(uri: str, timeout: float = 5.0) -> None:
+    """Fail in one line, before anything is written, when the tracking store cannot be used: an MLflow
+    server that does not answer its /health endpoint, or a sqlite file in a directory we cannot write."""
+    shown = mask_password(uri)
+    if uri.startswith(("http://", "https://")):
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as answer:
+                answer.read()
+        except urllib.error.HTTPError as exc:
+            raise HarnessError(
+                f"MLflow server {shown} answered {exc.code} {exc.reason} to /health; check the URL "
+                "(and the server's --allowed-hosts)"
+            ) from None
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise HarnessError(
+                f"MLflow server {shown} is not reachable ({reason}); start it (`mlflow server --host "
+                "127.0.0.1 --port 5000`) or give another --tracking-uri"
+            ) from None
+    elif uri.startswith("sqlite:///"):
+        writable_dir(
+            Path(uri.removeprefix("sqlite:///")).parent, "the MLflow store", "give a writable --tracking-uri"
+        )
 
 
 def require_store(uri: str) -> str:

@@ -41,6 +41,7 @@ class TrialContext:
     profile: str
     data_dir: Path
     progress: bool = True
+    threads: int = 0  # torch CPU threads of this worker (0: not set), recorded as a tag
 
 
 def seed_everything(seed: int) -> None:
@@ -55,6 +56,7 @@ def run_trial(
     number: int,
     report: Callable[[int, float], None] = lambda step, value: None,
     label: str = "",
+    on_start: Callable[[str], None] = lambda run_id: None,
 ) -> float:
     """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
     score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
@@ -72,6 +74,7 @@ def run_trial(
         "mlflow.source.git.commit": git_commit(),
         "data_dir": str(ctx.data_dir),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "threads": str(ctx.threads or torch.get_num_threads()),
         **hardware_tags(pick_device(config.device), config.precision),
         **({"variant": run_spec.variant} if run_spec.variant else {}),
     }
@@ -79,6 +82,7 @@ def run_trial(
         ctx.experiment_id, ctx.parent_run_id, f"trial-{number} {label}".strip(), tags
     )
     try:
+        on_start(run.run_id)
         run.log_params(run_spec.flat())
         run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
         value = _train_and_evaluate(run_spec, ctx, run, report)

@@ -1,0 +1,122 @@
+"""Lost workers on an RDB storage: heartbeats find their trials, which run again with the same parameters.
+
+Each running trial records a heartbeat every `heartbeat` seconds (Optuna's RDBStorage heartbeat). A trial
+whose heartbeat is older than the grace period (3 heartbeats) belongs to a worker that was killed or
+preempted: any live worker fails it (`optuna.storages.fail_stale_trials`, which Optuna also calls before
+each new trial), and `StaleTrialHandler` then
+
+1. ends the trial's MLflow run KILLED, its `error` tag naming the lost worker and the re-run,
+2. marks the stale trial `interrupted` (not an error: `--retry-failed` is not needed),
+3. queues the same parameters again (Optuna's RetryHeartbeatStaleTrialCallback; the grid point keeps its
+   `grid_id`), at most `MAX_RETRIES` times, so a trial that kills every worker it lands on stops.
+
+A worker with nothing left to start waits while other workers' trials run, so that it can take over a
+trial whose worker dies (otherwise the last grid point of a killed worker would be lost).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+
+import optuna
+from optuna.storages import RetryHeartbeatStaleTrialCallback
+from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
+from optuna.trial import FrozenTrial, TrialState
+
+from harness.tracking import Tracker
+
+MLFLOW_RUN = "mlflow_run_id"
+WORKER = "worker"
+INTERRUPTED = "interrupted"
+MAX_RETRIES = 3
+DEFAULT_HEARTBEAT = 60
+
+
+def grace_period(heartbeat: int) -> int:
+    """Seconds without a heartbeat after which a running trial counts as lost."""
+    return 3 * heartbeat
+
+
+class StaleTrialHandler:
+    """Optuna's heartbeat-stale callback: close the MLflow run, mark the trial, queue it again."""
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
+        with warnings.catch_warnings():  # experimental in Optuna 5, and the documented way to re-run
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            self.retry = RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)
+
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        silent = grace_period(heartbeat_of(study._storage))
+        self.requeue(study, trial, f"no heartbeat for {silent} s")
+
+    def requeue(self, study: optuna.Study, trial: FrozenTrial, how: str) -> None:
+        """`trial` (already FAIL) lost its worker (`how`): end its MLflow run KILLED and queue it again."""
+        retries = len(RetryHeartbeatStaleTrialCallback.retry_history(trial))
+        again = retries < MAX_RETRIES
+        storage = study._storage
+        if again:
+            storage.set_trial_user_attr(trial._trial_id, INTERRUPTED, True)
+        worker = trial.user_attrs.get(WORKER, "unknown")
+        reason = f"worker {worker} lost ({how}); " + (
+            "queued again with the same parameters" if again else f"not retried after {retries} losses"
+        )
+        storage.set_trial_user_attr(trial._trial_id, "error", reason)
+        run_id = trial.user_attrs.get(MLFLOW_RUN)
+        if run_id:
+            run = self.tracker.client.get_run(run_id)
+            if run.info.status == "RUNNING":
+                self.tracker.client.set_tag(run_id, "error", reason)
+                self.tracker.finish(run_id, "KILLED")
+        if again:
+            queued = copy.deepcopy(trial)  # the new trial keeps the user attrs, less this run's own
+            queued.user_attrs = {
+                k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, "error")
+            }
+            self.retry(study, queued)
+
+
+def heartbeat_of(storage: object) -> int:
+    backend = getattr(storage, "_backend", storage)  # optuna wraps RDBStorage in a cache
+    return int(getattr(backend, "heartbeat_interval", None) or DEFAULT_HEARTBEAT)
+
+
+def watch(storage: object, tracker: Tracker) -> bool:
+    """Attach the handler to a heartbeat storage; False for storages without heartbeats (journal)."""
+    backend = getattr(storage, "_backend", storage)
+    if not isinstance(backend, BaseHeartbeat) or not is_heartbeat_enabled(backend):
+        return False
+    backend.heartbeat_stale_trial_callback = StaleTrialHandler(tracker)  # type: ignore[attr-defined]
+    return True
+
+
+def requeue_dead_worker(opt: optuna.Study, tracker: Tracker, worker: str, how: str) -> int:
+    """A local worker process `worker` (host:pid) exited abnormally: fail its running trials and queue
+    them again at once (no need to wait for the heartbeat's grace period). Returns how many."""
+    lost = [
+        t
+        for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        if t.user_attrs.get(WORKER) == worker
+    ]
+    handler = StaleTrialHandler(tracker)
+    for trial in lost:
+        try:
+            opt._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        except optuna.exceptions.UpdateFinishedTrialError:  # a heartbeat check was quicker
+            continue
+        handler.requeue(opt, copy.deepcopy(opt._storage.get_trial(trial._trial_id)), how)
+    return len(lost)
+
+
+def others_running(opt: optuna.Study) -> bool:
+    return any(t.state == TrialState.RUNNING for t in opt.get_trials(deepcopy=False))
+
+
+def wait_for_others(opt: optuna.Study) -> None:
+    """One poll while other workers' trials run: fail (and so re-queue) the ones whose worker is gone."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(opt)
+    time.sleep(min(5.0, max(0.5, heartbeat_of(opt._storage) / 2)))

@@ -1,0 +1,127 @@
+"""Worker processes of `run-study --workers N`, and the coordinator that only watches (`--workers 0`).
+
+N >= 2: N `harness worker` processes on this machine, each pinned to one GPU (CUDA_VISIBLE_DEVICES, round
+robin over the visible ones) and to `threads` CPU threads. A worker that exits abnormally (killed,
+preempted, crashed) has its running trial failed and queued again at once (harness.recovery), and a worker
+killed by a signal is replaced while trials remain (at most N replacements).
+
+0: the trials are run by `harness worker` processes started elsewhere (other machines, Slurm, Kubernetes,
+docker-compose); the coordinator keeps the parent run open, fails trials whose heartbeat stopped (so that
+they are queued again) and returns when every trial has ended. Needs a storage with heartbeats (RDB).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import optuna
+import torch
+from tqdm.auto import tqdm
+
+from harness.errors import HarnessError
+from harness.recovery import others_running, requeue_dead_worker, wait_for_others
+from harness.study import default_storage, done_count, remaining
+from harness.study_bar import study_bar, update_bar
+from harness.study_spec import ResolvedStudy
+from harness.tracking import Tracker
+
+
+def visible_gpus() -> list[str]:
+    """GPU ids to hand out to workers: CUDA_VISIBLE_DEVICES if set, else every device torch sees."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [g for g in env.split(",") if g.strip()]
+    return [str(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+
+
+@dataclass
+class WorkerSettings:
+    """What every worker of one study is started with."""
+
+    storage: str | None
+    tracking_uri: str
+    data_dir: Path
+    heartbeat: int
+    threads: int
+    progress: bool
+
+    def command(self, study: ResolvedStudy, position: int) -> list[str]:
+        cmd = [sys.executable, "-m", "harness", "worker", study.path, "--profile", study.profile]
+        cmd += ["--storage", self.storage or default_storage(), "--data-dir", str(self.data_dir)]
+        cmd += ["--tracking-uri", self.tracking_uri, "--position", str(position)]
+        cmd += ["--heartbeat", str(self.heartbeat), "--threads", str(self.threads)]
+        return cmd + ([] if self.progress else ["--no-progress"])
+
+
+def run_local_workers(
+    study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, settings: WorkerSettings, workers: int
+) -> None:
+    """Start `workers` worker processes and supervise them until the study has no trial left."""
+    gpus = visible_gpus()
+    host = socket.gethostname()
+
+    def start(index: int) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "OMP_NUM_THREADS": str(settings.threads)}
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
+        return subprocess.Popen(settings.command(study, index + 1), env=env)
+
+    procs = {index: start(index) for index in range(workers)}
+    replacements = 0
+    abnormal: list[int] = []
+    bar = study_bar(study, opt, settings.progress)
+    try:
+        while procs:
+            time.sleep(1.0)
+            for index, proc in list(procs.items()):
+                code = proc.poll()
+                if code is None:
+                    continue
+                del procs[index]
+                if code == 0:
+                    continue
+                abnormal.append(code)
+                how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+                lost = requeue_dead_worker(opt, tracker, f"{host}:{proc.pid}", how)
+                tqdm.write(f"worker {index + 1} (pid {proc.pid}) {how}; {lost} trial(s) queued again")
+                if code < 0 and replacements < workers and remaining(opt, study) > 0:
+                    replacements += 1
+                    procs[index] = start(index)
+            update_bar(bar, opt)
+    except KeyboardInterrupt:
+        _stop(list(procs.values()))
+        raise
+    finally:
+        bar.close()
+    if abnormal and all(code > 0 for code in abnormal) and not done_count(opt):
+        raise HarnessError(f"every worker failed (exit codes {abnormal}); see their output above")
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Ctrl-C: let each worker mark its trial interrupted and end its run, then make sure they are gone."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, progress: bool) -> None:
+    """`--workers 0`: wait until every trial has ended, failing (and so re-queueing) stale ones."""
+    bar = study_bar(study, opt, progress)
+    try:
+        while remaining(opt, study) > 0 or others_running(opt):
+            wait_for_others(opt)
+            update_bar(bar, opt)
+    finally:
+        bar.close()
