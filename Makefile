@@ -27,7 +27,7 @@ $(DEMO): pyproject.toml $(BASE)
 	touch $(DEMO)
 
 $(DEV): pyproject.toml $(BASE)
-	$(BIN)/pip install --quiet -e ".[dev,demo]"
+	$(BIN)/pip install --quiet -e ".[dev,demo,scale]"
 	touch $(DEV) $(DEMO)
 
 demo: $(DEMO)

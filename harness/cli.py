@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS, TRANSFER_FOLDS
-from harness.errors import HarnessError
+from harness.errors import HarnessError, mask_password
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -173,6 +173,7 @@ def worker_cmd(
         position,
         heartbeat,
         threads,
+        wait,
     )
 
 
@@ -345,6 +346,24 @@ def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
         default_artifact_root().as_uri(),
     ]
     os.execv(sys.executable, cmd)
+
+
+@cli.command("dashboard")
+@click.option("--storage", help=STORAGE_HELP)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
+def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
+    """Start optuna-dashboard on the harness's Optuna storage (studies, trials, parameter plots)."""
+    from harness.study import default_storage, open_storage
+
+    try:
+        from optuna_dashboard import run_server
+    except ImportError:
+        raise HarnessError("optuna-dashboard is not installed; pip install 'harness[scale]'") from None
+    spec = storage or default_storage()
+    opened = open_storage(spec, create=False)
+    click.echo(f"optuna-dashboard for {mask_password(spec)}: http://{host}:{port}  (Ctrl-C to stop)")
+    run_server(opened, host=host, port=port)
 
 
 def _summary(cls: type) -> str:

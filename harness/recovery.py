@@ -6,9 +6,10 @@ preempted: any live worker fails it (`optuna.storages.fail_stale_trials`, which 
 each new trial), and `StaleTrialHandler` then
 
 1. ends the trial's MLflow run KILLED, its `error` tag naming the lost worker and the re-run,
-2. marks the stale trial `interrupted` (not an error: `--retry-failed` is not needed),
-3. queues the same parameters again (Optuna's RetryHeartbeatStaleTrialCallback; the grid point keeps its
-   `grid_id`), at most `MAX_RETRIES` times, so a trial that kills every worker it lands on stops.
+2. queues the same parameters again (Optuna's RetryHeartbeatStaleTrialCallback; the grid point keeps its
+   `grid_id`; the new trial's `failed_trial` names the lost one, which is then not counted as an error,
+   and its `requeued_because` says why), at most `MAX_RETRIES` times, so that a trial which kills every
+   worker it lands on stops.
 
 A worker with nothing left to start waits while other workers' trials run, so that it can take over a
 trial whose worker dies (otherwise the last grid point of a killed worker would be lost).
@@ -30,6 +31,8 @@ from harness.tracking import Tracker
 MLFLOW_RUN = "mlflow_run_id"
 WORKER = "worker"
 INTERRUPTED = "interrupted"
+LOST = "requeued_because"
+HISTORY = "retry_history"  # RetryHeartbeatStaleTrialCallback's record: the lost trials this one re-runs
 MAX_RETRIES = 3
 DEFAULT_HEARTBEAT = 60
 
@@ -54,16 +57,12 @@ class StaleTrialHandler:
 
     def requeue(self, study: optuna.Study, trial: FrozenTrial, how: str) -> None:
         """`trial` (already FAIL) lost its worker (`how`): end its MLflow run KILLED and queue it again."""
-        retries = len(RetryHeartbeatStaleTrialCallback.retry_history(trial))
+        retries = len(trial.system_attrs.get(HISTORY, []))
         again = retries < MAX_RETRIES
-        storage = study._storage
-        if again:
-            storage.set_trial_user_attr(trial._trial_id, INTERRUPTED, True)
         worker = trial.user_attrs.get(WORKER, "unknown")
         reason = f"worker {worker} lost ({how}); " + (
             "queued again with the same parameters" if again else f"not retried after {retries} losses"
         )
-        storage.set_trial_user_attr(trial._trial_id, "error", reason)
         run_id = trial.user_attrs.get(MLFLOW_RUN)
         if run_id:
             run = self.tracker.client.get_run(run_id)
@@ -71,11 +70,17 @@ class StaleTrialHandler:
                 self.tracker.client.set_tag(run_id, "error", reason)
                 self.tracker.finish(run_id, "KILLED")
         if again:
-            queued = copy.deepcopy(trial)  # the new trial keeps the user attrs, less this run's own
-            queued.user_attrs = {
-                k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, "error")
-            }
+            # the new trial keeps the user attrs, less this run's own, and says why it exists (a finished
+            # trial cannot be changed: the lost one is known by the `failed_trial` the copy points to)
+            queued = copy.deepcopy(trial)
+            kept = {k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, LOST)}
+            queued.user_attrs = {**kept, LOST: reason}
             self.retry(study, queued)
+
+
+def requeued_numbers(trials: list[FrozenTrial]) -> set[int]:
+    """Numbers of trials that lost their worker and were queued again (they are not errors)."""
+    return {number for t in trials for number in t.system_attrs.get(HISTORY, [])}
 
 
 def heartbeat_of(storage: object) -> int:

@@ -20,7 +20,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
-from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, grace_period
+from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, grace_period, requeued_numbers
 from harness.study_spec import Range, ResolvedStudy
 
 FINGERPRINT = "fingerprint"
@@ -149,11 +149,16 @@ def suggest(trial: optuna.Trial, study: ResolvedStudy) -> dict[str, Any]:
     return values
 
 
-def _counted(trial: FrozenTrial) -> bool:
+def _interrupted(trial: FrozenTrial, requeued: set[int]) -> bool:
+    """Stopped by Ctrl-C or a lost worker, not by an error of its own."""
+    return bool(trial.user_attrs.get(INTERRUPTED)) or trial.number in requeued
+
+
+def _counted(trial: FrozenTrial, requeued: set[int]) -> bool:
     """Trials that used up a slot: finished ones, running ones, and failures that were not interrupts."""
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING):
         return True
-    return trial.state == TrialState.FAIL and not trial.user_attrs.get(INTERRUPTED)
+    return trial.state == TrialState.FAIL and not _interrupted(trial, requeued)
 
 
 def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
@@ -167,7 +172,8 @@ def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
             if "grid_id" in t.system_attrs and t.state != TrialState.WAITING
         }
         return waiting + max(0, study.n_trials - len(visited))
-    used = sum(_counted(t) for t in trials)
+    requeued = requeued_numbers(trials)
+    used = sum(_counted(t, requeued) for t in trials)
     return max(waiting, study.n_trials - used)
 
 
@@ -184,11 +190,9 @@ def done_count(opt: optuna.Study) -> int:
 def failed_trials(opt: optuna.Study) -> tuple[list[FrozenTrial], list[FrozenTrial]]:
     """(failed, skipped): trials that ended in an error, and those skipped for want of an optional input
     (a GloVe vectors file); interrupted ones are left out (a re-run queues them again by itself)."""
-    ended = [
-        t
-        for t in opt.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-        if not t.user_attrs.get(INTERRUPTED)
-    ]
+    trials = opt.get_trials(deepcopy=False)
+    requeued = requeued_numbers(trials)
+    ended = [t for t in trials if t.state == TrialState.FAIL and not _interrupted(t, requeued)]
     return [t for t in ended if "skipped" not in t.user_attrs], [
         t for t in ended if "skipped" in t.user_attrs
     ]
@@ -226,9 +230,10 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
         for t in trials
         if t.state == TrialState.WAITING
     }
+    requeued = requeued_numbers(trials)
     enqueued = 0
     for t in trials:
-        if t.state != TrialState.FAIL or not (t.user_attrs.get(INTERRUPTED) or retry_failed):
+        if t.state != TrialState.FAIL or not (_interrupted(t, requeued) or retry_failed):
             continue
         if not t.params or _key(t.params) in covered:
             continue

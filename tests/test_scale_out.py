@@ -1,0 +1,234 @@
+"""Issue 11: docker-compose.yml's topology run as real local processes (PostgreSQL 15 by initdb / pg_ctl on
+127.0.0.1, `mlflow server` on it, the coordinator and two workers from the compose file's own commands),
+one worker killed with SIGKILL mid-trial; and a second coordinator on a running study refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from harness.recovery import LOST, MLFLOW_RUN, WORKER
+from harness.study import open_storage
+from harness.tracking import Tracker
+from tests.helpers import tiny_study
+from tests.services import REPO, Postgres, free_port, local_command, postgres_bin, process, wait_for_http
+
+COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+needs_postgres = pytest.mark.skipif(
+    postgres_bin() is None,
+    reason="PostgreSQL server binaries (initdb, pg_ctl) not found; `make setup` installs postgresql-15 "
+    "where apt-get is available",
+)
+
+
+def test_compose_file_has_the_topology() -> None:
+    """Postgres, an MLflow server on it serving artifacts with --allowed-hosts, optuna-dashboard, a
+    coordinator and GPU workers on the same storage; ports published on 127.0.0.1 only."""
+    assert set(SERVICES) == {"postgres", "mlflow", "dashboard", "coordinator", "worker"}
+    mlflow = SERVICES["mlflow"]["command"]
+    assert "--serve-artifacts" in mlflow and "--allowed-hosts" in mlflow
+    assert mlflow[mlflow.index("--backend-store-uri") + 1].startswith("postgresql")
+    coordinator, worker = SERVICES["coordinator"]["command"], SERVICES["worker"]["command"]
+    assert (
+        coordinator[:2] == ["harness", "run-study"] and coordinator[coordinator.index("--workers") + 1] == "0"
+    )
+    assert worker[:2] == ["harness", "worker"] and "--wait" in worker
+    storage = coordinator[coordinator.index("--storage") + 1]
+    assert worker[worker.index("--storage") + 1] == storage == SERVICES["dashboard"]["command"][1]
+    assert coordinator[coordinator.index("--tracking-uri") + 1] == "http://mlflow:5000"
+    (gpu,) = SERVICES["worker"]["deploy"]["resources"]["reservations"]["devices"]
+    assert gpu["count"] == 1 and gpu["capabilities"] == ["gpu"]
+    for service in SERVICES.values():
+        assert all(str(port).startswith("127.0.0.1:") for port in service.get("ports", []))
+    init = [v for v in SERVICES["postgres"]["volumes"] if "initdb" in v][0].split(":")[0]
+    assert (REPO / init).is_file()
+    for example in ("deploy/slurm/harness.sbatch", "deploy/kubernetes/workers.yaml", "deploy/Dockerfile"):
+        assert (REPO / example).is_file()
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Postgres:
+    server = Postgres(SERVICES["postgres"]["environment"]["POSTGRES_USER"]).start()
+    server.execute((REPO / "deploy/postgres/init.sql").read_text())
+    yield server
+    server.stop()
+
+
+def _compose_processes(postgres: Postgres, tmp_path: Path) -> tuple[dict[str, str], dict[str, str], int]:
+    mlflow_port = free_port()
+    hosts = {
+        "@postgres:5432": f"@127.0.0.1:{postgres.port}",
+        "mlflow:5000": f"127.0.0.1:{mlflow_port}",
+        "localhost:5000": f"localhost:{mlflow_port}",
+        "127.0.0.1:5000": f"127.0.0.1:{mlflow_port}",
+        "0.0.0.0": "127.0.0.1",
+    }
+    exact = {"5000": str(mlflow_port), "/state/mlartifacts": str(tmp_path / "mlartifacts")}
+    return hosts, exact, mlflow_port
+
+
+@needs_postgres
+def test_killed_worker_trial_runs_again_and_its_run_ends_killed(
+    postgres: Postgres, tmp_path: Path, tiny_bert: Path
+) -> None:
+    grid = [0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="scale_out", max_steps=30, eval_every=10)
+    env = {"STUDY": study, "PROFILE": "tiny", "HEARTBEAT": "1", "THREADS": "1"}
+    hosts, exact, mlflow_port = _compose_processes(postgres, tmp_path)
+    run = {"HARNESS_HOME": str(tmp_path / "state")}
+    logs = tmp_path / "logs"
+    logs.mkdir()
+
+    def command(service: str) -> list[str]:
+        return local_command(SERVICES[service]["command"], env, hosts, exact)
+
+    with process(command("mlflow"), logs / "mlflow.log") as mlflow:
+        wait_for_http(f"http://127.0.0.1:{mlflow_port}/health", proc=mlflow)
+        with (
+            process(command("coordinator"), logs / "coordinator.log", run) as coordinator,
+            process(command("worker"), logs / "worker1.log", run) as first,
+            process(command("worker"), logs / "worker2.log", run) as second,
+        ):
+            storage = optuna.storages.RDBStorage(postgres.url("optuna"))
+            victim, killed_at = _kill_mid_trial(storage, [first, second])
+            coordinator.wait(timeout=600)
+            survivor = second if victim is first else first
+            survivor.wait(timeout=120)
+        for log in sorted(logs.iterdir()):
+            print(f"--- {log.name}\n{log.read_text()[-3000:]}")
+        assert coordinator.returncode == 0 and survivor.returncode == 0
+        assert victim.returncode == -signal.SIGKILL
+
+        trials = optuna.load_study(study_name="scale_out.tiny", storage=storage).trials
+        complete = [t for t in trials if t.state.name == "COMPLETE"]
+        assert sorted(t.params["lambda"] for t in complete) == grid  # every grid point, each once
+        (lost,) = [t for t in trials if t.state.name == "FAIL"]
+        (rerun,) = [t for t in complete if t.system_attrs.get("failed_trial") == lost.number]
+        assert rerun.params == lost.params and "lost (no heartbeat for 3 s)" in rerun.user_attrs[LOST]
+        recovery = rerun.datetime_start.timestamp() - killed_at
+        print(f"recovery: the lost trial started again {recovery:.1f} s after the kill (heartbeat 1 s)")
+
+        tracker = Tracker(f"http://127.0.0.1:{mlflow_port}")
+        experiment = tracker.client.get_experiment_by_name("scale_out")
+        runs = tracker.client.search_runs([experiment.experiment_id], max_results=100)
+        assert not [r for r in runs if r.info.status == "RUNNING"]
+        killed = tracker.client.get_run(lost.user_attrs[MLFLOW_RUN])
+        assert killed.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in killed.data.tags["error"]
+        trial_runs = [r for r in runs if r.data.tags.get("harness.role") == "trial"]
+        assert sum(r.info.status == "FINISHED" for r in trial_runs) == len(grid)
+        (parent,) = [r for r in runs if r.data.tags.get("harness.role") == "study"]
+        assert parent.info.status == "FINISHED" and "outcome" not in parent.data.tags
+
+
+def _kill_mid_trial(
+    storage: object, workers: list, name: str = "scale_out.tiny"
+) -> tuple[subprocess.Popen, float]:
+    """SIGKILL the worker that runs the first trial with an MLflow run, a second into that run."""
+    host = socket.gethostname()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        assert any(w.poll() is None for w in workers), "both workers exited before a trial started"
+        try:
+            trials = optuna.load_study(study_name=name, storage=storage).trials
+        except KeyError:  # the coordinator has not created the study yet
+            trials = []
+        for trial in trials:
+            if trial.state.name != "RUNNING" or MLFLOW_RUN not in trial.user_attrs:
+                continue
+            for worker in workers:
+                if trial.user_attrs.get(WORKER) == f"{host}:{worker.pid}":
+                    time.sleep(1.0)
+                    os.kill(worker.pid, signal.SIGKILL)
+                    return worker, time.time()
+        time.sleep(0.2)
+    raise TimeoutError("no worker started a trial within 300 s")
+
+
+@needs_postgres
+@pytest.mark.parametrize("storage_kind", ["postgresql", "journal"])
+def test_a_second_coordinator_is_refused(
+    storage_kind: str, postgres: Postgres, tmp_path: Path, tiny_bert: Path
+) -> None:
+    if storage_kind == "postgresql":
+        postgres.execute(f"CREATE DATABASE lease_{os.getpid()}")
+        storage = postgres.url(f"lease_{os.getpid()}")
+    else:
+        storage = str(tmp_path / "optuna.journal")
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5]}, name="lease", max_steps=30, eval_every=10)
+    args = [sys.executable, "-m", "harness", "run-study", study, "--storage", storage, "--no-progress"]
+    with process(args, tmp_path / "first.log") as first:
+        _wait_for_lease(storage)
+        second = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        first.wait(timeout=600)
+    assert second.returncode == 2, second.stderr
+    (line,) = [line for line in second.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: study lease.tiny is already coordinated by pid {first.pid} on ")
+    assert first.returncode == 0, (tmp_path / "first.log").read_text()[-3000:]
+    trials = optuna.load_study(study_name="lease.tiny", storage=open_storage(storage)).trials
+    assert sorted(t.state.name for t in trials) == ["COMPLETE", "COMPLETE"]  # nothing raced, nothing re-run
+
+
+def _wait_for_lease(storage: str) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            attrs = optuna.load_study(study_name="lease.tiny", storage=open_storage(storage)).user_attrs
+        except KeyError:
+            attrs = {}
+        if attrs.get("coordinator", {}).get("expires", 0) > time.time():
+            return
+        time.sleep(0.2)
+    raise TimeoutError("the first coordinator took no lease within 120 s")
+
+
+def test_a_killed_local_worker_is_replaced_and_its_trial_run_again(tmp_path: Path, tiny_bert: Path) -> None:
+    """`run-study --workers 2` on the journal store (no heartbeats): the coordinator sees the worker die,
+    queues its trial again at once and starts a replacement."""
+    grid = [0.1, 0.5, 0.9]
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="local_kill", max_steps=30, eval_every=10)
+    storage = str(tmp_path / "optuna.journal")
+    args = [sys.executable, "-m", "harness", "run-study", study, "--workers", "2", "--storage", storage]
+    with process([*args, "--no-progress"], tmp_path / "coordinator.log") as coordinator:
+        workers = _children(coordinator.pid, want=2)
+        victim, _ = _kill_mid_trial(open_storage(storage), workers, "local_kill.tiny")
+        coordinator.wait(timeout=600)
+    log = (tmp_path / "coordinator.log").read_text()
+    assert coordinator.returncode == 0, log[-3000:]
+    assert f"(pid {victim.pid}) killed by signal 9; 1 trial(s) queued again" in log
+    trials = optuna.load_study(study_name="local_kill.tiny", storage=open_storage(storage)).trials
+    assert sorted(t.params["lambda"] for t in trials if t.state.name == "COMPLETE") == grid
+    (lost,) = [t for t in trials if t.state.name == "FAIL"]
+    runs = Tracker().client.search_runs([Tracker().experiment_id("local_kill")])
+    assert not [r for r in runs if r.info.status == "RUNNING"]
+    killed = Tracker().client.get_run(lost.user_attrs[MLFLOW_RUN])
+    assert killed.info.status == "KILLED" and "lost (killed by signal 9)" in killed.data.tags["error"]
+
+
+class _Pid:
+    """A process we did not start (a worker of the coordinator), as _kill_mid_trial wants it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def poll(self) -> int | None:
+        return None if Path(f"/proc/{self.pid}").exists() else 0
+
+
+def _children(parent: int, want: int) -> list[_Pid]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        if len(found) >= want:
+            return [_Pid(int(pid)) for pid in found]
+        time.sleep(0.2)
+    raise TimeoutError(f"the coordinator started no {want} workers")
