@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.report.collect import latest_parent
+from harness.staging import staging_dir
 from harness.tracking import PARENT_TAG, Tracker
 
 
@@ -45,8 +45,7 @@ def export_best(tracker: Tracker, study: str, out: Path, profile: str | None, to
             )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise HarnessError(f"{out} exists and is not an empty directory; give --out a new one")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    staging = staging_dir(out.parent, f".{out.name}-", "the exported model")
     try:
         names = [f"rank{rank}-trial{run.data.tags.get('trial', '?')}" for rank, run in enumerate(chosen, 1)]  # type: ignore[attr-defined]
         result = staging / "export"

@@ -28,7 +28,7 @@ from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError, TrialSkipped
 from harness.lease import CoordinatorLease
 from harness.methods.base import DataSources
-from harness.model.encoder import resolve_model_name
+from harness.model.encoder import check_weights, resolve_model_name
 from harness.recovery import (
     DEFAULT_HEARTBEAT,
     INTERRUPTED,
@@ -71,6 +71,7 @@ def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
                 f"cannot load model {model!r}: {str(exc).splitlines()[0]}; "
                 "use a local directory or all-MiniLM-L6-v2 when offline"
             ) from None
+        check_weights(resolve_model_name(model))
     for run in {json.dumps(run.flat(), sort_keys=True, default=str): run for run in runs}.values():
         run.objective.preflight(run, data_dir)  # evaluation data (loaders cache what they read)
         run.method.load_train_data(run, DataSources(data_dir, tracking_uri))

@@ -48,6 +48,79 @@ def test_bad_input_is_one_line_and_writes_nothing(
     assert not (Path.cwd() / "reports" / "build" / ".lambda_tau_sweep.old").exists()
 
 
+SMOKE = ["run-study", "lambda_tau_sweep", "--profile", "smoke"]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (SMOKE, {"HARNESS_HOME": "/sys/harness-test"},
+         "error: cannot create /sys/harness-test for the harness home: Operation not permitted; set "),
+        (SMOKE, {"HARNESS_HOME": "{file}"},
+         "error: cannot use {file} for the harness home: a file is in the way"),
+        ([*SMOKE, "--storage", "{file}/optuna.journal"], {},
+         "error: cannot use {file} for the Optuna storage: a file is in the way; give --storage a "),
+        ([*SMOKE, "--tracking-uri", "http://127.0.0.1:9"], {},
+         "error: MLflow server http://127.0.0.1:9 is not reachable ([Errno 111] Connection refused); "),
+        ([*SMOKE, "--workers", "0"], {},
+         "error: --workers 0 (workers started elsewhere) needs a storage with"),
+        (["run-study", "{noweights}"], {},
+         "error: model directory {model} has no weights (model.safetensors, "),
+        (["run-study", "{emptyset}"], {},
+         "error: the training set is empty: no SNLI groups in snli_local splits []"),
+        (["worker", "lambda_tau_sweep", "--profile", "smoke"], {}, "error: no Optuna journal at "),
+        (["eval", "--model", "all-MiniLM-L6-v2", "--max-seq-length", "100000"], {},
+         "error: max sequence length 100000 is beyond 'all-MiniLM-L6-v2''s 512 positions; give 512 or less"),
+    ],
+)  # fmt: skip
+def test_unusable_places_and_inputs_are_one_line_before_anything_is_written(
+    harness_home: Path, tmp_path: Path, tiny_bert: Path, args: list[str], env: dict[str, str], message: str
+) -> None:
+    """Issue 11 item 3: each is refused in one line, exit 2, before a store, journal or run exists."""
+    import shutil
+
+    from tests.helpers import tiny_study
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    model = tmp_path / "no-weights"
+    shutil.copytree(tiny_bert, model)
+    for weights in model.glob("*.safetensors"):
+        weights.unlink()
+    names = {
+        "file": str(blocker),
+        "model": str(model),
+        "noweights": tiny_study(tmp_path, model, {"lambda": [0.5]}, name="noweights"),
+        "emptyset": tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="emptyset", snli_splits=[]),
+    }
+    env = {k: v.format(**names) for k, v in env.items()}
+    result = harness(*[a.format(**names) for a in args], env={"HF_HUB_OFFLINE": "1", **env})
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(message.format(**names)), result.stderr
+    assert not (harness_home / "optuna.journal").exists() and not (harness_home / "mlflow.db").exists()
+
+
+def test_a_report_folder_gets_the_usual_permissions(tmp_path: Path) -> None:
+    """Staged folders (reports, exports) are not left at mkdtemp's 0700."""
+    from harness.errors import HarnessError
+    from harness.staging import staging_dir
+
+    folder = staging_dir(tmp_path / "reports", ".x-", "the report")
+    assert folder.stat().st_mode & 0o777 == 0o777 & ~_umask()
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(HarnessError, match="a-file for the report: a file is in the way; give --out"):
+        staging_dir(tmp_path / "a-file", ".x-", "the report")
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_methods_and_studies_are_listed() -> None:
     methods = harness("methods").stdout
     assert "scl" in methods and "lambda=0.5" in methods and "sbert" in methods
@@ -62,17 +135,11 @@ def test_methods_and_studies_are_listed() -> None:
 def test_a_study_whose_trials_fail_exits_non_zero_and_says_how_to_rerun(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
-    """Issue 11 item 2: weights missing from the model directory fail every trial; the run says so."""
-    import shutil
-
+    """Issue 11 item 2: a learning rate that makes every trial diverge; the run says so."""
     from harness.tracking import Tracker
     from tests.helpers import tiny_study
 
-    broken = tmp_path / "no-weights"
-    shutil.copytree(tiny_bert, broken)
-    for weights in broken.glob("*.safetensors"):
-        weights.unlink()
-    path = tiny_study(tmp_path, broken, {"lambda": [0.1, 0.9]}, name="all-fail", max_steps=1)
+    path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9]}, name="all-fail", max_steps=4, lr=1.0e12)
     result = harness("run-study", path, "--no-progress")
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.data.nli import NLIGroup, read_snli_hub, read_snli_local
+from harness.errors import HarnessError
 
 
 @functools.lru_cache(maxsize=4)
@@ -20,4 +21,9 @@ def load_nli(config: Any, data_dir: Path) -> list[NLIGroup]:
     """SNLI groups: local SentEval dev/test files (`snli_local`) or full SNLI train from the hub
     (`snli_hub`); `train_limit` keeps the first N groups."""
     groups = list(_nli(config.train_data, tuple(config.snli_splits), data_dir))
+    if not groups:
+        raise HarnessError(
+            f"the training set is empty: no SNLI groups in {config.train_data} splits {config.snli_splits}; "
+            "give snli_splits from dev, test"
+        )
     return groups[: config.train_limit] if config.train_limit else groups

@@ -37,6 +37,39 @@ def resolve_model_name(name: str) -> str:
     return name
 
 
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+
+
+def check_weights(resolved: str) -> None:
+    """A local model directory must hold weights, and a safetensors file must have a readable header
+    (a cheap check: the tensors are not read). Hub ids are left to the hub."""
+    path = Path(resolved)
+    if not path.is_dir():
+        return
+    present = [name for name in WEIGHT_FILES if (path / name).is_file()]
+    if not present:
+        raise HarnessError(
+            f"model directory {path} has no weights ({', '.join(WEIGHT_FILES[::2])}); save the model there "
+            "with save_pretrained, or give another model"
+        )
+    if present[0] == "model.safetensors":
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(path / present[0]), framework="pt") as weights:
+                weights.keys()
+        except Exception as exc:
+            raise HarnessError(
+                f"model weights {path / present[0]} cannot be read ({str(exc).splitlines()[0]}); "
+                "save the model again"
+            ) from None
+
+
 def default_max_length(path: Path, config: object) -> int:
     """sentence-transformers' `max_seq_length` when the model ships one (256 for all-MiniLM-L6-v2),
     else 512, never more than the model's position embeddings."""
@@ -53,6 +86,7 @@ class Encoder(nn.Module):
     def __init__(self, model_name: str, pooling: str = "mean", max_length: int | None = 128) -> None:
         super().__init__()
         path = resolve_model_name(model_name)
+        check_weights(path)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path)
             self.model = AutoModel.from_pretrained(path)

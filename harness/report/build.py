@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import click
@@ -18,6 +17,7 @@ from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, 
 from harness.report.projection import projection
 from harness.report.spec import Bar, Curve, ErrorsTable, GridTable, Line, Projection, RunsTable, load_spec
 from harness.report.tables import escape_latex, grid_latex, runs_latex
+from harness.staging import staging_dir
 from harness.tracking import Tracker, require_store, resolve_tracking_uri
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
@@ -90,13 +90,11 @@ def build_report(
     study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True
 ) -> Path:
     """Write the study's tables (.tex), figures (.png), runs.csv and, with pdflatex, report.pdf."""
+    tracker = Tracker(require_store(resolve_tracking_uri(tracking_uri)))
     target = Path(out) / study
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{study}-", dir=target.parent))
+    staging = staging_dir(target.parent, f".{study}-", "the report")
     try:
-        body = write_study(
-            study, Tracker(require_store(resolve_tracking_uri(tracking_uri))), staging, profile
-        )
+        body = write_study(study, tracker, staging, profile)
         title = escape_latex(load_spec(study).title)
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
@@ -116,8 +114,7 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
 
     tracker = Tracker(require_store(resolve_tracking_uri(tracking_uri)))
     target = Path(out) / "book"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".book-", dir=target.parent))
+    staging = staging_dir(target.parent, ".book-", "the book")
     try:
         sections: dict[str, list[str]] = {}
         for study in sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")):

@@ -35,6 +35,7 @@ from harness.data.glue_source import run_glue
 from harness.data.nli import ENTAILMENT, LABELS
 from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
+from harness.errors import HarnessError
 from harness.fields import Source, refuse_set, split_commas
 from harness.losses import info_nce, paired_info_nce
 from harness.stages.registry import StageSpec, register_stage
@@ -212,6 +213,12 @@ class ContrastiveStage(StageSpec):
                             if self.quora_negatives or y == 1]  # fmt: skip
             else:
                 examples = labelled_pairs(self.data, tasks, self.min_similarity)
+        if not examples:
+            raise HarnessError(
+                f"the training set is empty: the {self.contrastive} contrastive stage found no examples "
+                f"(data {self.data}, min_similarity {self.min_similarity}); name a data set or loosen "
+                "the filter"
+            )
         return examples[: self.limit] if self.limit else examples
 
     def loss(self, method: Any, batch: list[Any]) -> dict[str, torch.Tensor]:
