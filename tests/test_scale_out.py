@@ -232,3 +232,19 @@ def _children(parent: int, want: int) -> list[_Pid]:
             return [_Pid(int(pid)) for pid in found]
         time.sleep(0.2)
     raise TimeoutError(f"the coordinator started no {want} workers")
+
+
+def test_dashboard_serves_the_studies_on_loopback(tmp_path: Path) -> None:
+    """`harness dashboard` starts optuna-dashboard on 127.0.0.1 over the harness's storage."""
+    import json
+    import urllib.request
+
+    storage = tmp_path / "optuna.journal"
+    optuna.create_study(study_name="shown.tiny", storage=open_storage(str(storage)))
+    port = free_port()
+    args = [sys.executable, "-m", "harness", "dashboard", "--storage", str(storage), "--port", str(port)]
+    with process(args, tmp_path / "dashboard.log") as dashboard:
+        wait_for_http(f"http://127.0.0.1:{port}/api/studies", timeout=60, proc=dashboard)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies") as answer:
+            studies = json.loads(answer.read())["study_summaries"]
+    assert [s["study_name"] for s in studies] == ["shown.tiny"]

@@ -1,0 +1,29 @@
+"""Issue 11 item 4: the same study, seed and thread count in two processes gives bit-identical metrics,
+whatever the process's string-hash seed (set and dict orders) is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.tracking import Tracker
+from tests.helpers import child_runs, harness, tiny_study
+
+
+def test_same_seed_in_two_processes_gives_identical_metrics(tmp_path: Path, tiny_bert: Path) -> None:
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="twice", max_steps=6, eval_every=3)
+    metrics = []
+    for hash_seed in ("1", "2"):
+        home = tmp_path / f"home-{hash_seed}"
+        env = {"HARNESS_HOME": str(home), "PYTHONHASHSEED": hash_seed}
+        result = harness("run-study", study, "--threads", "1", "--no-progress", env=env)
+        assert result.returncode == 0, result.stderr
+        (run,) = child_runs("twice", f"sqlite:///{home / 'mlflow.db'}")
+        assert run.data.tags["threads"] == "1"
+        tracker = Tracker(f"sqlite:///{home / 'mlflow.db'}")
+        losses = [m.value for m in tracker.client.get_metric_history(run.info.run_id, "train.loss")]
+        metrics.append(
+            {**{k: v for k, v in run.data.metrics.items() if k != "train.seconds"}, "losses": losses}
+        )
+    assert {"STS12.spearman", "STSBenchmark.spearman", "dev.STSBenchmark.spearman.best"} <= set(metrics[0])
+    assert len(metrics[0]["losses"]) == 6
+    assert metrics[0] == metrics[1]
