@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export MLFLOW_DISABLE_TELEMETRY ?= true
 
-.PHONY: setup demo test lint ui clean
+.PHONY: setup demo test lint ui clean postgres
 
 setup: $(DEV)
 
@@ -34,8 +34,19 @@ demo: $(DEMO)
 	$(BIN)/harness run-study lambda_tau_sweep --profile smoke
 	$(BIN)/harness report lambda_tau_sweep
 
-test: $(DEV)
+test: $(DEV) postgres
 	$(BIN)/pytest -q
+
+# The scale-out tests start a real PostgreSQL 15 on 127.0.0.1 (tests/services.py). Installed from Debian's
+# packages where missing and apt-get runs as root; otherwise those tests are skipped, saying why.
+postgres:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing postgresql-15 (server binaries for the scale-out tests)"; \
+	  (apt-get install -y -q postgresql-15 >/dev/null 2>&1 || \
+	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql-15 >/dev/null 2>&1)) || \
+	  echo "note: postgresql-15 could not be installed; the PostgreSQL tests will be skipped"; \
+	else echo "note: no PostgreSQL server binaries and no apt-get as root; the PostgreSQL tests will be skipped"; fi
 
 lint: setup
 	$(BIN)/ruff format --check .

@@ -28,6 +28,23 @@ def postgres_bin() -> Path | None:
     return versions[-1].parent if versions else None
 
 
+def postgres_missing() -> str | None:
+    """Why a PostgreSQL server cannot be started here, or None."""
+    if postgres_bin() is None:
+        return (
+            "PostgreSQL server binaries (initdb, pg_ctl) not found; `make test` installs postgresql-15 "
+            "where apt-get runs as root"
+        )
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "root, and no `postgres` user to run the server as (Debian's postgresql package adds it)"
+    return None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -20,15 +20,11 @@ from harness.recovery import LOST, MLFLOW_RUN, WORKER
 from harness.study import open_storage
 from harness.tracking import Tracker
 from tests.helpers import tiny_study
-from tests.services import REPO, Postgres, free_port, local_command, postgres_bin, process, wait_for_http
+from tests.services import REPO, Postgres, free_port, local_command, postgres_missing, process, wait_for_http
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
-needs_postgres = pytest.mark.skipif(
-    postgres_bin() is None,
-    reason="PostgreSQL server binaries (initdb, pg_ctl) not found; `make setup` installs postgresql-15 "
-    "where apt-get is available",
-)
+needs_postgres = pytest.mark.skipif(postgres_missing() is not None, reason=str(postgres_missing()))
 
 
 def test_compose_file_has_the_topology() -> None:
