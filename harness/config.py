@@ -72,6 +72,19 @@ class RunConfig(BaseModel):
         description="save the evaluated weights as the artifact `model/` (safetensors, sentence-transformers "
         "layout where the pooling has one) for `harness eval --model <downloaded folder>`",
     )
+    stage_cache: bool = Field(
+        False,
+        description="reuse leading training stages another trial trained with the same inputs (weights, RNG "
+        "and counters from a content-addressed cache; identical results), and store this run's",
+    )
+    stage_cache_dir: str | None = Field(
+        None,
+        description="the stage cache's folder (shared by workers); unset: HARNESS_STAGE_CACHE, else "
+        ".harness/stage-cache",
+    )
+    stage_cache_max_gb: float = Field(
+        0, ge=0, description="size limit of the stage cache; least recently used entries go first; 0: none"
+    )
     log_every: int = Field(10, gt=0)
     eval_batch_size: int = Field(128, gt=0)
     text_variant: TextVariant = "senteval"

@@ -21,6 +21,7 @@ from pathlib import Path
 import optuna
 import torch
 from optuna.storages import JournalStorage
+from optuna.trial import TrialState
 from tqdm.auto import tqdm
 from transformers import AutoConfig
 
@@ -231,6 +232,7 @@ def worker_loop(
         data_dir,
         progress,
         threads or torch.get_num_threads(),
+        lambda value: among_best(opt, value, study.save_top_k),
     )
 
     def objective(trial: optuna.Trial) -> float:
@@ -279,6 +281,15 @@ def worker_loop(
             break
         update_bar(bar, opt)
     bar.close()
+
+
+def among_best(opt: optuna.Study, value: float, k: int) -> bool:
+    """Whether a trial scoring `value` is among the `k` best of the trials completed so far (so the
+    study's final k best were each among the best when they ended, and saved)."""
+    if k <= 0:
+        return False
+    better = sum(t.value > value for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    return better < k
 
 
 def run_worker(

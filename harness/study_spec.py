@@ -88,6 +88,13 @@ class StudyConfig(BaseModel):
         ge=0,
         description="median pruner: trials that finish unpruned before it compares (Optuna's default)",
     )
+    save_top_k: int = Field(
+        0,
+        ge=0,
+        description="save the encoder of every trial that is among the K best when it ends (safetensors, "
+        "sentence-transformers layout, the MLflow artifact `model/`), so the study's final K best always "
+        "have theirs; `harness export STUDY --top K` writes them out",
+    )
     default_profile: str = "paper"
     base: dict[str, Any] = Field(default_factory=dict)
     search: SearchSpace = Field(default_factory=dict)
@@ -120,6 +127,7 @@ class ResolvedStudy(BaseModel):
     n_trials: int
     pruner: Literal["none", "median", "hyperband", "successive_halving"] = "none"
     pruner_startup_trials: int = 5
+    save_top_k: int = 0
     base: dict[str, Any]
     search: SearchSpace = Field(description="with `variant` first when the study has variants")
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -218,6 +226,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
         n_trials=n_trials,
         pruner=study.pruner,
         pruner_startup_trials=study.pruner_startup_trials,
+        save_top_k=study.save_top_k,
         base={**study.base, **prof.base},
         search=search,
         variants={name: {**fields, **prof.variants.get(name, {})} for name, fields in study.variants.items()},

@@ -27,6 +27,7 @@ from harness.model.encoder import Encoder
 from harness.model.save import save_encoder
 from harness.run_spec import ResolvedRun
 from harness.tracking import LoggedRun, Tracker, git_commit
+from harness.train.cache_use import cached_stages, record_cache_use
 from harness.train.loop import train
 
 
@@ -42,6 +43,7 @@ class TrialContext:
     data_dir: Path
     progress: bool = True
     threads: int = 0  # torch CPU threads of this worker (0: not set), recorded as a tag
+    keep_model: Callable[[float], bool] = lambda value: False  # the study's save_top_k rule
 
 
 def seed_everything(seed: int) -> None:
@@ -141,6 +143,9 @@ def _train_and_evaluate(
         run.log_metrics(latest, step=step)
         report(step, score)
 
+    cache = (
+        cached_stages(run_spec, method, ctx.data_dir, device, amp_dtype, run) if config.stage_cache else None
+    )
     outcome = train(
         method,
         method.stages(config, data),
@@ -151,7 +156,10 @@ def _train_and_evaluate(
         on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
         on_dev=on_dev,
         progress=ctx.progress,
+        cache=cache,
     )
+    if cache is not None:
+        record_cache_use(cache, run, ctx.tracker)
     metrics, results = objective.final()
     run.log_metrics(
         {
@@ -168,7 +176,7 @@ def _train_and_evaluate(
         texts = multitask_data(ctx.data_dir, None).sst_dev.texts
         vectors = final_encode(sorted(set(texts)))
         run.log_array(np.stack([vectors[t] for t in texts]).astype(np.float32), "sst_dev_embeddings.npy")
-    if config.save_model:
+    if config.save_model or ctx.keep_model(outcome.best_dev):
         _save_model(run, encoder, embedder)
     return outcome.best_dev
 

@@ -51,3 +51,33 @@ def test_export_without_saved_models_says_how_to_save_them(tmp_path: Path, tiny_
     result = harness("export", "unsaved", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and not (tmp_path / "x").exists()
     assert "saved no model; set save_model: true" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_save_top_k_keeps_the_best_trials_model_and_exports_it(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 11 item 7: `save_top_k: 1` saves a trial's encoder only while it is the best so far, so the
+    final best has its model; sentence-transformers loads the export and embeds as the harness does."""
+    import torch
+    import yaml
+    from sentence_transformers import SentenceTransformer
+
+    from harness.model.encoder import Encoder
+
+    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="topk", max_steps=2))
+    config = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**config, "save_top_k": 1}))
+    opt = run_study(load_study(str(path)), progress=False)
+    runs = {int(r.data.tags["trial"]): r for r in child_runs("topk")}
+    saved = {n for n, r in runs.items() if r.data.tags.get("model_saved", "").startswith("model/")}
+    assert opt.best_trial.number in saved
+    order = sorted(runs)  # a trial is saved exactly when no earlier trial beat it
+    values = {t.number: t.value for t in opt.trials}
+    assert saved == {n for n in order if all(values[m] <= values[n] for m in order if m < n)}
+
+    out = tmp_path / "best"
+    assert harness("export", "topk", "--out", str(out)).returncode == 0
+    sentences = ["A man is playing a guitar.", "Two dogs run on the beach.", "short"]
+    exported = SentenceTransformer(str(out), device="cpu").encode(sentences, convert_to_tensor=True)
+    ours = Encoder(str(out)).eval()
+    with torch.no_grad():
+        expected = ours.embed(sentences)
+    torch.testing.assert_close(exported, expected, rtol=1e-5, atol=1e-6)

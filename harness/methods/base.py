@@ -66,6 +66,11 @@ class Method(nn.Module):
         preflight before any trial, so a missing file fails early)."""
         raise NotImplementedError
 
+    def stage_descriptions(self, config: RunConfig) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """For the stage cache (harness.train.stage_keys): (method fields that act on every stage, one
+        description per stage of everything else that determines it), or None: not cacheable."""
+        return None
+
     def eval_encoder(self) -> nn.Module | None:
         """What the embedding evaluation encodes with (an `Encoder`, or one with a head on top)."""
         return self.encoder

@@ -21,8 +21,12 @@ it from `glue_source` / `glue_dir` (harness.data.glue_source).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
+import torch
 from pydantic import Field, ValidationError, model_validator
 from torch import nn
 
@@ -56,6 +60,26 @@ def untrained_heads_problem(params: Any, trained: tuple[str, ...]) -> str | None
     if "sts" in untrained and params.similarity_head == "linear":
         return "needs a parameter-free similarity head for untrained STS; set similarity_head: cosine"
     return None
+
+
+HEAD_ONLY = {
+    "sentiment_head",
+    "head_dropout",
+    "paraphrase_head",
+    "similarity_head",
+    "pair_layers",
+    "head_sharing",
+}
+GLUE_FIELDS = {"glue_source", "glue_dir"}
+
+
+@contextlib.contextmanager
+def own_seed(name: str) -> Iterator[None]:
+    """Build a module from the run's seed and its name, leaving the global torch RNG as it was."""
+    with torch.random.fork_rng(devices=[]):
+        offset = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
+        torch.manual_seed((torch.initial_seed() + offset) % 2**63)
+        yield
 
 
 class PipelineData(NamedTuple):
@@ -97,17 +121,58 @@ class PipelineMethod(TaskMethod):
         return tuple(t for t in TASKS if t in trained)
 
     def __init__(self, encoder: Encoder, params: Any) -> None:
+        """Each module is initialised from its own seed (the run's seed and the module's name), so that
+        no module's initial weights depend on which other modules the pipeline has (the stage cache
+        relies on it: a pre-training stage is the same whatever heads fine-tuning adds later)."""
         Method.__init__(self, encoder, params)
         self.specs = self.pipeline(params)
         self.sentiment = self.pairs = self.projection = None
         if any(s.needs_heads for s in self.specs):
-            self.init_heads(params)
+            with own_seed("heads"):
+                self.init_heads(params)
         if any(s.needs_projection for s in self.specs) and params.mlp_projection:
-            self.projection = projection_head(encoder.hidden_size, params.projection)
+            with own_seed("projection"):
+                self.projection = projection_head(encoder.hidden_size, params.projection)
         for spec in self.specs:
-            for name, module in spec.modules(encoder.hidden_size).items():
+            with own_seed(f"modules of {spec.kind}: {spec.variety}"):
+                built = spec.modules(encoder.hidden_size)
+            for name, module in built.items():
                 if name not in self._modules:
                     self.add_module(name, module)
+
+    def stage_descriptions(self, config: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Method fields acting on every stage (all but the stage list and the groups below), and per
+        stage: its logged fields, resolved schedule, first epoch, whether it is dev-scored, and the fields
+        of the modules it trains (heads, projection) and of the GLUE data it reads."""
+        fields = self.params.model_dump(mode="json")
+        own = {"heads": HEAD_ONLY, "projection": set(ProjectionParams.model_fields), "glue": GLUE_FIELDS}
+        common = {k: v for k, v in fields.items() if k != "stages" and not any(k in g for g in own.values())}
+        described = []
+        for spec, stage in zip(self.specs, self.stages_scored(), strict=True):
+            groups = {
+                "heads": spec.needs_heads,
+                "projection": spec.needs_projection,
+                "glue": spec.reads_glue(),
+            }
+            described.append({
+                "kind": spec.kind,
+                "fields": spec.model_dump(mode="json"),
+                "schedule": list(spec.schedule(config)),
+                "first_epoch": spec.first_epoch(config),
+                "scored": stage,
+                **{name: {k: fields.get(k) for k in sorted(own[name])} for name, on in groups.items() if on},
+            })  # fmt: skip
+        return common, described
+
+    def stages_scored(self) -> list[bool]:
+        """Which stages are dev-scored: all when every stage is contrastive, else those from the first
+        stage that trains for the objective on (before it the task heads are still random)."""
+        trained = not any(spec.objective for spec in self.specs)
+        scored = []
+        for spec in self.specs:
+            trained = trained or spec.objective is not None
+            scored.append(trained)
+        return scored
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> PipelineData:
@@ -129,10 +194,8 @@ class PipelineMethod(TaskMethod):
         """The loop's stages; with a task objective, the stages before the first one that trains for it
         (pre-training, the task heads still random) are not dev-scored."""
         stages = [spec.build(self, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
-        trained = not any(spec.objective for spec in self.specs)  # all contrastive: every stage is scored
-        for spec, stage in zip(self.specs, stages, strict=True):
-            trained = trained or spec.objective is not None
-            stage.scored = trained  # from the first stage that trains for the objective on
+        for spec, stage, scored in zip(self.specs, stages, self.stages_scored(), strict=True):
+            stage.scored = scored
             stage.first_epoch = spec.first_epoch(config)
         return stages
 

@@ -15,8 +15,9 @@ import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
@@ -25,6 +26,9 @@ from transformers import get_constant_schedule_with_warmup, get_linear_schedule_
 from harness.device import autocast
 from harness.errors import HarnessError
 from harness.train.pcgrad import pcgrad_backward
+
+if TYPE_CHECKING:
+    from harness.train.stage_cache import CachedStages
 
 LossFn = Callable[[Any], dict[str, torch.Tensor]]
 
@@ -113,6 +117,24 @@ def evaluates_now(stage_step: int, total: int, per_epoch: int, eval_every: int |
     return stage_step == total or stage_step % every == 0
 
 
+@dataclass
+class Progress:
+    """What the loop carries from stage to stage (and the stage cache stores)."""
+
+    step: int = 0
+    best: float = -math.inf
+    best_step: int = 0
+    best_state: dict[str, torch.Tensor] | None = None
+
+
+def reseed(seed: int) -> None:
+    """The global RNGs (dropout masks, ...) from `seed`, right before the first stage: training does not
+    depend on how much randomness building the model used (harness.train.stage_keys)."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
 def train(
     model: nn.Module,
     stages: Sequence[Stage],
@@ -123,76 +145,111 @@ def train(
     on_metrics: Callable[[int, dict[str, float]], None],
     on_dev: Callable[[int, float], None],
     progress: bool = True,
+    cache: CachedStages | None = None,
 ) -> TrainOutcome:
-    """Run every stage in order; return the best dev score (its weights are restored when keep_best)."""
+    """Run every stage in order; return the best dev score (its weights are restored when keep_best).
+    With a stage cache, the longest run of leading stages found in it is loaded instead of trained, and
+    each stage trained before the last is stored (harness.train.stage_cache)."""
     model.to(device).train()
-    best, best_step, best_state = -math.inf, 0, None
-    step, start = 0, time.perf_counter()
-    for index, stage in enumerate(stages):
-        batches, total, per_epoch = stage_batches(stage, config.seed + stage.first_epoch)
-        params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
-        optimizer = adamw(params, stage.lr, config.weight_decay, device)
-        updates = total * len(stage.updates)
-        warmup = int(config.warmup_ratio * updates)
-        scheduler = (
-            get_constant_schedule_with_warmup(optimizer, warmup)
-            if config.lr_schedule == "constant"
-            else get_linear_schedule_with_warmup(optimizer, warmup, updates)
-        )
-        scaler = torch.amp.GradScaler(device.type) if amp_dtype == torch.float16 else None
-        sums: dict[str, torch.Tensor] = {}
-        since_log, postfix = 0, {}
-        bar = tqdm(total=total, desc=f"train {stage.name}", unit="step", disable=not progress, leave=False,
-                   mininterval=1.0)  # fmt: skip
-        for stage_step, batch in enumerate(batches, start=1):
-            step += 1
-            for update in stage.updates:
-                # step
-                with autocast(device, amp_dtype):
-                    parts = update(batch)
-                optimizer.zero_grad(set_to_none=True)
-                _backward(parts, params, stage.combine, scaler)
-                _clip_and_step(params, optimizer, scaler, config.max_grad_norm)
-                scheduler.step()
-                for key, value in parts.items():
-                    if key != "task_losses":
-                        sums[key] = sums.get(key, 0.0) + value.detach().float()
-            since_log += 1
-            bar.update(1)
-            if stage_step % config.log_every == 0 or stage_step == total:
-                means = {f"train.{k}": float(v) / since_log for k, v in sums.items()}
-                if not all(math.isfinite(v) for v in means.values()):
-                    raise TrainingDiverged(
-                        f"loss became {means['train.loss']} by step {step} (stage {stage.name}); "
-                        "lower lr or use precision: fp32"
-                    )
-                on_metrics(step, {**means, "train.lr": scheduler.get_last_lr()[0], "train.stage": index})
-                postfix["loss"] = f"{means['train.loss']:.4f}"
-                bar.set_postfix(postfix)
-                sums, since_log = {}, 0
-            if stage_step % per_epoch == 0:
-                on_metrics(step, {"train.epoch": stage.first_epoch + stage_step // per_epoch})
-            last = index == len(stages) - 1 and stage_step == total
-            if last or (stage.scored and evaluates_now(stage_step, total, per_epoch, config.eval_every)):
-                score = dev_score()
-                if score > best:
-                    best, best_step = score, step
-                    if config.keep_best and not last:
-                        best_state = {
-                            k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
-                        }
-                postfix.update(dev=f"{score:.2f}", best=f"{best:.2f}")
-                bar.set_postfix(postfix)
-                on_dev(step, score)
-            if stage_step >= total:
-                break
-        bar.close()
+    reseed(config.seed)
+    state, start = Progress(), time.perf_counter()
+    index = 0
+    if cache is not None:
+        cache.begin(model)
+        index = cache.resume(model, state)
+    while index < len(stages):
+        if cache is not None and cache.cacheable(index):
+            with cache.claim(index) as mine:
+                if not mine:  # another process trained it meanwhile
+                    index = cache.resume(model, state)
+                    continue
+                _run_stage(model, stages, index, state, config, device, amp_dtype, dev_score, on_metrics,
+                           on_dev, progress)  # fmt: skip
+                cache.save(index, model, state)
+        else:
+            _run_stage(model, stages, index, state, config, device, amp_dtype, dev_score, on_metrics, on_dev,
+                       progress)  # fmt: skip
+        index += 1
     if not stages:  # nothing to train (an ensemble): score once
-        best = dev_score()
-        on_dev(0, best)
-    if config.keep_best and best_state is not None and best_step != step:
-        model.load_state_dict(best_state)
-    return TrainOutcome(best, best_step, step, time.perf_counter() - start)
+        state.best = dev_score()
+        on_dev(0, state.best)
+    if config.keep_best and state.best_state is not None and state.best_step != state.step:
+        model.load_state_dict(state.best_state)
+    return TrainOutcome(state.best, state.best_step, state.step, time.perf_counter() - start)
+
+
+def _run_stage(
+    model: nn.Module,
+    stages: Sequence[Stage],
+    index: int,
+    state: Progress,
+    config: LoopSettings,
+    device: torch.device,
+    amp_dtype: torch.dtype | None,
+    dev_score: Callable[[], float],
+    on_metrics: Callable[[int, dict[str, float]], None],
+    on_dev: Callable[[int, float], None],
+    progress: bool,
+) -> None:
+    stage = stages[index]
+    batches, total, per_epoch = stage_batches(stage, config.seed + stage.first_epoch)
+    params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
+    optimizer = adamw(params, stage.lr, config.weight_decay, device)
+    updates = total * len(stage.updates)
+    warmup = int(config.warmup_ratio * updates)
+    scheduler = (
+        get_constant_schedule_with_warmup(optimizer, warmup)
+        if config.lr_schedule == "constant"
+        else get_linear_schedule_with_warmup(optimizer, warmup, updates)
+    )
+    scaler = torch.amp.GradScaler(device.type) if amp_dtype == torch.float16 else None
+    sums: dict[str, torch.Tensor] = {}
+    since_log, postfix = 0, {}
+    bar = tqdm(total=total, desc=f"train {stage.name}", unit="step", disable=not progress, leave=False,
+               mininterval=1.0)  # fmt: skip
+    for stage_step, batch in enumerate(batches, start=1):
+        state.step += 1
+        for update in stage.updates:
+            # step
+            with autocast(device, amp_dtype):
+                parts = update(batch)
+            optimizer.zero_grad(set_to_none=True)
+            _backward(parts, params, stage.combine, scaler)
+            _clip_and_step(params, optimizer, scaler, config.max_grad_norm)
+            scheduler.step()
+            for key, value in parts.items():
+                if key != "task_losses":
+                    sums[key] = sums.get(key, 0.0) + value.detach().float()
+        since_log += 1
+        bar.update(1)
+        if stage_step % config.log_every == 0 or stage_step == total:
+            means = {f"train.{k}": float(v) / since_log for k, v in sums.items()}
+            if not all(math.isfinite(v) for v in means.values()):
+                raise TrainingDiverged(
+                    f"loss became {means['train.loss']} by step {state.step} (stage {stage.name}); "
+                    "lower lr or use precision: fp32"
+                )
+            on_metrics(state.step, {**means, "train.lr": scheduler.get_last_lr()[0], "train.stage": index})
+            postfix["loss"] = f"{means['train.loss']:.4f}"
+            bar.set_postfix(postfix)
+            sums, since_log = {}, 0
+        if stage_step % per_epoch == 0:
+            on_metrics(state.step, {"train.epoch": stage.first_epoch + stage_step // per_epoch})
+        last = index == len(stages) - 1 and stage_step == total
+        if last or (stage.scored and evaluates_now(stage_step, total, per_epoch, config.eval_every)):
+            score = dev_score()
+            if score > state.best:
+                state.best, state.best_step = score, state.step
+                if config.keep_best and not last:
+                    state.best_state = {
+                        k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
+                    }
+            postfix.update(dev=f"{score:.2f}", best=f"{state.best:.2f}")
+            bar.set_postfix(postfix)
+            on_dev(state.step, score)
+        if stage_step >= total:
+            break
+    bar.close()
 
 
 def _backward(

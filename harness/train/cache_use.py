@@ -1,0 +1,75 @@
+"""A trial's use of the stage cache (harness.train.stage_cache): its keys, and what the MLflow run says
+about it (`stage_cache.reused` with `stage_cache.source_run`, `stage_cache.stored`). The reused stages'
+logged metrics are copied from the run that trained them, so the trial's curves are whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harness.model.encoder import resolve_model_name
+from harness.run_spec import ResolvedRun
+from harness.tracking import LoggedRun, Tracker
+from harness.train.stage_cache import CachedStages, StageCache
+from harness.train.stage_keys import model_identity, stage_keys
+
+
+def cached_stages(
+    run_spec: ResolvedRun,
+    method: Any,
+    data_dir: Path,
+    device: torch.device,
+    amp_dtype: torch.dtype | None,
+    run: LoggedRun,
+) -> CachedStages | None:
+    """The trial's cache plan, or None (with a tag saying why) for a method without cacheable stages."""
+    config = run_spec.settings
+    described = method.stage_descriptions(config)
+    if described is None or len(described[1]) < 2:
+        run.set_tag("stage_cache", "not used: a single training stage (only stages before the last are kept)")
+        return None
+    method_common, stages = described
+    common = {
+        "method": config.method,
+        "method_fields": method_common,
+        "model": model_identity(resolve_model_name(config.model)) if config.model else "",
+        "data_dir": str(Path(data_dir).resolve()),
+        "device": device.type,
+        "autocast": str(amp_dtype),
+    }
+    settings = config.model_dump(mode="json")
+    params = run_spec.params.model_dump(mode="json") if run_spec.params is not None else {}
+    keys = stage_keys(common, settings, params, stages)
+    names = [f"{s['kind']}: {s['fields'].get(s['kind'])}" for s in stages]
+    root = Path(config.stage_cache_dir) if config.stage_cache_dir else None
+    cache = StageCache(root, int(config.stage_cache_max_gb * 1e9))
+    return CachedStages(cache, keys, names, run.run_id, {"method": config.method, "model": config.model})
+
+
+def record_cache_use(cache: CachedStages, run: LoggedRun, tracker: Tracker) -> None:
+    tags = {"stage_cache": str(cache.cache.root)}
+    if cache.reused is not None:
+        count, entry = cache.reused
+        tags["stage_cache.reused"] = f"{count} of {len(cache.keys)} stages ({entry.stages})"
+        tags["stage_cache.source_run"] = entry.source_run
+        _copy_history(tracker, entry.source_run, run, entry.step)
+    if cache.stored:
+        tags["stage_cache.stored"] = ", ".join(cache.names[i] for i in cache.stored)
+    for key, value in tags.items():
+        run.set_tag(key, value)
+
+
+def _copy_history(tracker: Tracker, source: str, run: LoggedRun, last_step: int) -> None:
+    """The source run's metrics up to `last_step` (its training curves and dev scores of the reused
+    stages), when that run is in this tracking store."""
+    try:
+        metrics = tracker.client.get_run(source).data.metrics
+    except Exception:  # another store, or deleted: the tags still name it
+        return
+    for name in metrics:
+        for point in tracker.client.get_metric_history(source, name):
+            if point.step <= last_step:
+                run.log_metrics({name: point.value}, step=point.step, flush=False)
+    run.flush()
