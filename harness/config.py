@@ -82,6 +82,11 @@ class RunConfig(BaseModel):
         description="the stage cache's folder (shared by workers); unset: HARNESS_STAGE_CACHE, else "
         ".harness/stage-cache",
     )
+    stage_cache_mlflow: bool = Field(
+        False,
+        description="also share stage cache entries as MLflow artifacts (workers that share a tracking "
+        "server but no folder)",
+    )
     stage_cache_max_gb: float = Field(
         0, ge=0, description="size limit of the stage cache; least recently used entries go first; 0: none"
     )

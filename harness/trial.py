@@ -144,7 +144,9 @@ def _train_and_evaluate(
         report(step, score)
 
     cache = (
-        cached_stages(run_spec, method, ctx.data_dir, device, amp_dtype, run) if config.stage_cache else None
+        cached_stages(run_spec, method, ctx.data_dir, device, amp_dtype, run, ctx.tracker)
+        if config.stage_cache
+        else None
     )
     outcome = train(
         method,

@@ -4,6 +4,8 @@ logged metrics are copied from the run that trained them, so the trial's curves 
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ def cached_stages(
     device: torch.device,
     amp_dtype: torch.dtype | None,
     run: LoggedRun,
+    tracker: Tracker,
 ) -> CachedStages | None:
     """The trial's cache plan, or None (with a tag saying why) for a method without cacheable stages."""
     config = run_spec.settings
@@ -45,7 +48,38 @@ def cached_stages(
     names = [f"{s['kind']}: {s['fields'].get(s['kind'])}" for s in stages]
     root = Path(config.stage_cache_dir) if config.stage_cache_dir else None
     cache = StageCache(root, int(config.stage_cache_max_gb * 1e9))
-    return CachedStages(cache, keys, names, run.run_id, {"method": config.method, "model": config.model})
+    remote = MlflowEntries(tracker, run.run_id) if config.stage_cache_mlflow else None
+    description = {"method": config.method, "model": config.model}
+    return CachedStages(cache, keys, names, run.run_id, description, remote)
+
+
+class MlflowEntries:
+    """Entries shared through the MLflow artifact store, for workers that share no folder: a stored
+    entry is logged as the trial's artifact `stage-cache/<key>/` and tagged `stage_cache.entry.<key>`;
+    a local miss looks for that tag in every experiment and downloads the entry into the local cache
+    (moved into place atomically; its checksum is verified on load like any other)."""
+
+    def __init__(self, tracker: Tracker, run_id: str) -> None:
+        self.tracker = tracker
+        self.run_id = run_id
+
+    def publish(self, key: str, cache: StageCache) -> None:
+        self.tracker.client.log_artifacts(self.run_id, str(cache.path(key)), f"stage-cache/{key}")
+        self.tracker.client.set_tag(self.run_id, f"stage_cache.entry.{key}", "stored")
+
+    def fetch(self, key: str, cache: StageCache) -> bool:
+        client = self.tracker.client
+        experiments = [e.experiment_id for e in client.search_experiments()]
+        runs = client.search_runs(experiments, f"tags.`stage_cache.entry.{key}` = 'stored'", max_results=1)
+        if not runs:
+            return False
+        target = cache.path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{key}.download.") as scratch:
+            folder = Path(client.download_artifacts(runs[0].info.run_id, f"stage-cache/{key}", scratch))
+            with contextlib.suppress(OSError):  # another process put it in place first: fine
+                folder.rename(target)
+        return True
 
 
 def record_cache_use(cache: CachedStages, run: LoggedRun, tracker: Tracker) -> None:

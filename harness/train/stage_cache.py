@@ -309,9 +309,16 @@ class CachedStages:
     but the last), and what was reused or stored (`events`, recorded on the trial's MLflow run)."""
 
     def __init__(
-        self, cache: StageCache, keys: list[str], names: list[str], run_id: str, description: dict[str, Any]
+        self,
+        cache: StageCache,
+        keys: list[str],
+        names: list[str],
+        run_id: str,
+        description: dict[str, Any],
+        remote: Any = None,
     ) -> None:
         self.cache = cache
+        self.remote = remote  # entries shared through MLflow artifacts (harness.train.cache_use)
         self.keys = keys
         self.names = names
         self.run_id = run_id
@@ -332,6 +339,8 @@ class CachedStages:
         the index of the first stage still to train."""
         for index in range(len(self.keys) - 2, -1, -1):
             entry = self.cache.load(self.keys[index])
+            if entry is None and self.remote is not None and self.remote.fetch(self.keys[index], self.cache):
+                entry = self.cache.load(self.keys[index])
             if entry is None:
                 continue
             unknown = set(entry.tensors) - set(self.initial)
@@ -366,3 +375,5 @@ class CachedStages:
         )  # fmt: skip
         if self.cache.store(self.keys[index], entry, {**self.description, "stages": self.names[: index + 1]}):
             self.stored.append(index)
+            if self.remote is not None:
+                self.remote.publish(self.keys[index], self.cache)

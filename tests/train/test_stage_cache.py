@@ -94,7 +94,7 @@ def test_size_limit_and_prune(tmp_path: Path) -> None:
     assert [e["key"] for e in StageCache(tmp_path).prune(older_than=0)] == ["78" * 32]
 
 
-def _pipeline_study(tmp_path: Path, tiny_bert: Path, name: str, cache: bool) -> str:
+def _pipeline_study(tmp_path: Path, tiny_bert: Path, name: str, cache: bool, **base: object) -> str:
     config = {
         "name": name,
         "default_profile": "tiny",
@@ -112,6 +112,7 @@ def _pipeline_study(tmp_path: Path, tiny_bert: Path, name: str, cache: bool) -> 
             ],
             "stage_cache": cache,
             "stage_cache_dir": str(tmp_path / "stage-cache"),
+            **base,
         },
         "search": {"paraphrase_head": ["plain_cosine", "linear"]},
         "profiles": {"tiny": {}},
@@ -148,6 +149,21 @@ def test_shared_pre_training_runs_once_with_identical_results(tmp_path: Path, ti
     )
     pruned = harness("cache", "prune", "--older-than", "0", "--dir", str(tmp_path / "stage-cache"))
     assert pruned.stdout.startswith("removed 1 entries")
+
+
+def test_machines_without_a_shared_folder_share_entries_through_mlflow(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    """Two 'machines' (their own cache folders) and one tracking store: the second downloads the entry."""
+    for machine in ("a", "b"):
+        study = _pipeline_study(tmp_path, tiny_bert, f"machine_{machine}", True, stage_cache_mlflow=True,
+                                stage_cache_dir=str(tmp_path / f"cache-{machine}"))  # fmt: skip
+        run_study(load_study(study), progress=False)
+    first = {int(r.data.tags["trial"]): r for r in child_runs("machine_a")}
+    second = {int(r.data.tags["trial"]): r for r in child_runs("machine_b")}
+    assert second[0].data.tags["stage_cache.source_run"] == first[0].info.run_id
+    assert _results("machine_a") == _results("machine_b")
+    assert len(StageCache(tmp_path / "cache-b").entries()) == 1
 
 
 def test_bad_duration_is_one_line() -> None:
