@@ -166,6 +166,19 @@ def test_machines_without_a_shared_folder_share_entries_through_mlflow(
     assert len(StageCache(tmp_path / "cache-b").entries()) == 1
 
 
+def test_two_worker_processes_train_a_shared_stage_once(tmp_path: Path, tiny_bert: Path) -> None:
+    """`--workers 2`: both trials start together and need the same pre-training; one trains and stores
+    it, the other waits for the entry and loads it."""
+    study = _pipeline_study(tmp_path, tiny_bert, "together", True)
+    result = harness("run-study", study, "--workers", "2", "--threads", "1", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    runs = child_runs("together")
+    assert sorted("stage_cache.stored" in r.data.tags for r in runs) == [False, True]
+    (reusing,) = [r for r in runs if "stage_cache.reused" in r.data.tags]
+    (storing,) = [r for r in runs if "stage_cache.stored" in r.data.tags]
+    assert reusing.data.tags["stage_cache.source_run"] == storing.info.run_id
+
+
 def test_bad_duration_is_one_line() -> None:
     result = harness("cache", "prune", "--older-than", "soon")
     assert result.returncode == 2 and result.stderr.startswith("error: --older-than 'soon': give a number")
