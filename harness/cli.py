@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -28,6 +29,18 @@ THREADS_HELP = (
 DEFAULT_HEARTBEAT = 60  # harness.recovery.DEFAULT_HEARTBEAT (not imported: keeps --help fast)
 
 
+def worker_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--heartbeat and --threads, which run-study and worker share."""
+    command = click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)(command)
+    return click.option(
+        "--heartbeat",
+        default=DEFAULT_HEARTBEAT,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help=HEARTBEAT_HELP,
+    )(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
     """Run, track and report contrastive sentence-embedding experiments."""
@@ -49,14 +62,7 @@ def cli() -> None:
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--fresh", is_flag=True, help="delete the Optuna study first and start over")
 @click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
-@click.option(
-    "--heartbeat",
-    default=DEFAULT_HEARTBEAT,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help=HEARTBEAT_HELP,
-)
-@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)
+@worker_options
 @click.option("--no-progress", is_flag=True, help="no progress bars")
 def run_study_cmd(
     study: str,
@@ -140,14 +146,7 @@ def _trial_label(params: dict[str, object]) -> str:
     type=click.FloatRange(min=0),
     help="seconds to wait for `harness run-study` to create the study (workers started beside it)",
 )
-@click.option(
-    "--heartbeat",
-    default=DEFAULT_HEARTBEAT,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help=HEARTBEAT_HELP,
-)
-@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)
+@worker_options
 @click.option("--no-progress", is_flag=True)
 def worker_cmd(
     study: str,

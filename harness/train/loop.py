@@ -152,6 +152,7 @@ def train(
     each stage trained before the last is stored (harness.train.stage_cache)."""
     model.to(device).train()
     reseed(config.seed)
+    loop = _Loop(model, stages, config, device, amp_dtype, dev_score, on_metrics, on_dev, progress)
     state, start = Progress(), time.perf_counter()
     index = 0
     if cache is not None:
@@ -163,12 +164,10 @@ def train(
                 if not mine:  # another process trained it meanwhile
                     index = cache.resume(model, state)
                     continue
-                _run_stage(model, stages, index, state, config, device, amp_dtype, dev_score, on_metrics,
-                           on_dev, progress)  # fmt: skip
+                _run_stage(loop, index, state)
                 cache.save(index, model, state)
         else:
-            _run_stage(model, stages, index, state, config, device, amp_dtype, dev_score, on_metrics, on_dev,
-                       progress)  # fmt: skip
+            _run_stage(loop, index, state)
         index += 1
     if not stages:  # nothing to train (an ensemble): score once
         state.best = dev_score()
@@ -178,19 +177,31 @@ def train(
     return TrainOutcome(state.best, state.best_step, state.step, time.perf_counter() - start)
 
 
-def _run_stage(
-    model: nn.Module,
-    stages: Sequence[Stage],
-    index: int,
-    state: Progress,
-    config: LoopSettings,
-    device: torch.device,
-    amp_dtype: torch.dtype | None,
-    dev_score: Callable[[], float],
-    on_metrics: Callable[[int, dict[str, float]], None],
-    on_dev: Callable[[int, float], None],
-    progress: bool,
-) -> None:
+@dataclass
+class _Loop:
+    """`train`'s arguments, as every stage reads them."""
+
+    model: nn.Module
+    stages: Sequence[Stage]
+    config: LoopSettings
+    device: torch.device
+    amp_dtype: torch.dtype | None
+    dev_score: Callable[[], float]
+    on_metrics: Callable[[int, dict[str, float]], None]
+    on_dev: Callable[[int, float], None]
+    progress: bool
+
+
+def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
+    """Train stage `index`, carrying `state` (steps, best score and checkpoint) on."""
+    model, stages, config, device, amp_dtype = (
+        loop.model,
+        loop.stages,
+        loop.config,
+        loop.device,
+        loop.amp_dtype,
+    )
+    dev_score, on_metrics, on_dev, progress = loop.dev_score, loop.on_metrics, loop.on_dev, loop.progress
     stage = stages[index]
     batches, total, per_epoch = stage_batches(stage, config.seed + stage.first_epoch)
     params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
