@@ -58,6 +58,8 @@ def open_storage(
             if "Failed to import DB access module" in reason:
                 scheme = spec.split("://", 1)[0]
                 reason = f"no database driver for {scheme!r}; {DRIVERS.get(scheme, 'install its driver')}"
+            else:
+                reason += "; check that the database server runs and the URL's host, port, database and user"
             raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None
     path = Path(spec)
     if not create and not path.is_file():
