@@ -17,25 +17,17 @@ import socket
 import threading
 import time
 import uuid
+import warnings
 from datetime import datetime
 
 import optuna
 
 from harness.errors import HarnessError
+from harness.processes import alive
 
 LEASE = "coordinator"
 TTL = float(os.environ.get("HARNESS_LEASE_TTL", "60"))
 SETTLE = 0.3
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class CoordinatorLease:
@@ -66,7 +58,7 @@ class CoordinatorLease:
         if not lease or lease.get("token") == self.token or lease.get("expires", 0) < time.time():
             return False
         same_host = lease.get("host") == socket.gethostname()
-        return not (same_host and not _alive(int(lease.get("pid", 0))))
+        return not (same_host and not alive(int(lease.get("pid", 0))))
 
     def _refuse(self, lease: dict) -> None:
         until = datetime.fromtimestamp(lease["expires"]).strftime("%H:%M:%S")
@@ -92,6 +84,9 @@ class CoordinatorLease:
     def _renew(self) -> None:
         while not self._stop.wait(TTL / 3):
             try:
+                if self._read().get("token") != self.token:  # taken over after an outage: never fight
+                    warnings.warn(f"lost the coordinator lease of {self.opt.study_name}", stacklevel=1)
+                    return
                 self._write(time.time() + TTL)
             except Exception:  # a storage hiccup: the next renewal tries again
                 continue

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import time
 import warnings
+from datetime import datetime
 
 import optuna
 from optuna.storages import RetryHeartbeatStaleTrialCallback
@@ -63,19 +64,22 @@ class StaleTrialHandler:
         reason = f"worker {worker} lost ({how}); " + (
             "queued again with the same parameters" if again else f"not retried after {retries} losses"
         )
-        run_id = trial.user_attrs.get(MLFLOW_RUN)
-        if run_id:
-            run = self.tracker.client.get_run(run_id)
-            if run.info.status == "RUNNING":
-                self.tracker.client.set_tag(run_id, "error", reason)
-                self.tracker.finish(run_id, "KILLED")
-        if again:
+        if again:  # first, so that nothing below can lose it
             # the new trial keeps the user attrs, less this run's own, and says why it exists (a finished
             # trial cannot be changed: the lost one is known by the `failed_trial` the copy points to)
             queued = copy.deepcopy(trial)
             kept = {k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, LOST)}
             queued.user_attrs = {**kept, LOST: reason}
             self.retry(study, queued)
+        run_id = trial.user_attrs.get(MLFLOW_RUN)
+        try:
+            if run_id and self.tracker.client.get_run(run_id).info.status == "RUNNING":
+                self.tracker.client.set_tag(run_id, "error", reason)
+                self.tracker.finish(run_id, "KILLED")
+        except Exception as exc:  # the tracking server is away: the trial is queued again all the same
+            warnings.warn(
+                f"could not end MLflow run {run_id} of lost trial {trial.number}: {exc}", stacklevel=2
+            )
 
 
 def requeued_numbers(trials: list[FrozenTrial]) -> set[int]:
@@ -105,23 +109,33 @@ def requeue_dead_worker(opt: optuna.Study, tracker: Tracker, worker: str, how: s
         for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         if t.user_attrs.get(WORKER) == worker
     ]
-    handler = StaleTrialHandler(tracker)
-    for trial in lost:
-        try:
-            opt._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
-        except optuna.exceptions.UpdateFinishedTrialError:  # a heartbeat check was quicker
-            continue
-        handler.requeue(opt, copy.deepcopy(opt._storage.get_trial(trial._trial_id)), how)
-    return len(lost)
+    return sum(_requeue_running(opt, tracker, trial, how) for trial in lost)
 
 
 def others_running(opt: optuna.Study) -> bool:
     return any(t.state == TrialState.RUNNING for t in opt.get_trials(deepcopy=False))
 
 
-def wait_for_others(opt: optuna.Study) -> None:
-    """One poll while other workers' trials run: fail (and so re-queue) the ones whose worker is gone."""
+def wait_for_others(opt: optuna.Study, tracker: Tracker) -> None:
+    """One poll while other workers' trials run: fail (and so re-queue) the ones whose worker is gone,
+    including a trial whose worker died before its first heartbeat (Optuna's check skips those: it has
+    no heartbeat and no `worker` attr long after it started)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(opt)
+    silent = grace_period(heartbeat_of(opt._storage))
+    now = datetime.now()
+    for trial in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        started = trial.datetime_start
+        if WORKER not in trial.user_attrs and started and (now - started).total_seconds() > 2 * silent:
+            _requeue_running(opt, tracker, trial, f"no heartbeat since it started {2 * silent} s ago")
     time.sleep(min(5.0, max(0.5, heartbeat_of(opt._storage) / 2)))
+
+
+def _requeue_running(opt: optuna.Study, tracker: Tracker, trial: FrozenTrial, how: str) -> bool:
+    try:
+        opt._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    except optuna.exceptions.UpdateFinishedTrialError:  # another worker was quicker
+        return False
+    StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(opt._storage.get_trial(trial._trial_id)), how)
+    return True

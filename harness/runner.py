@@ -41,6 +41,7 @@ from harness.recovery import (
 )
 from harness.study import (
     PARENT_RUN,
+    SURPLUS,
     best_value,
     done_count,
     failed_trials,
@@ -58,6 +59,13 @@ from harness.trial import TrialContext, run_trial
 from harness.workers import WorkerSettings, run_local_workers, watch_external_workers
 
 EXPERIMENT = "mlflow_experiment_id"
+HEARTBEAT = "heartbeat_seconds"  # the coordinator's; workers adopt it
+
+
+class GridPointTaken(Exception):
+    """A surplus grid trial (harness.study.ResumableGridSampler): it ends at once, uncounted."""
+
+
 optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failures itself
 
 
@@ -177,13 +185,14 @@ def _coordinate(
         tracker.kill_orphans(experiment, parent)
     opt.set_user_attr(PARENT_RUN, parent)
     opt.set_user_attr(EXPERIMENT, experiment)
+    opt.set_user_attr(HEARTBEAT, heartbeat)
     tracker.client.log_text(parent, study.source, "study.yaml")
     if requeued and progress:
         tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
     status = "FINISHED"
     try:
         if workers == 0:
-            watch_external_workers(study, opt, progress)
+            watch_external_workers(study, opt, tracker, progress)
         elif workers == 1:
             torch.set_num_threads(threads)
             worker_loop(study, opt, tracker, root, progress, threads=threads)
@@ -236,10 +245,12 @@ def worker_loop(
     )
 
     def objective(trial: optuna.Trial) -> float:
+        trial.set_user_attr(WORKER, worker)
+        if opt._storage.get_trial_system_attrs(trial._trial_id).get(SURPLUS):  # its grid point was taken
+            raise GridPointTaken(f"trial {trial.number}: grid point already taken; not run")
         values = suggest(trial, study)
         run = study.resolve(values)
         label = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
-        trial.set_user_attr(WORKER, worker)
 
         def report(step: int, value: float) -> None:
             trial.report(value, step)
@@ -276,7 +287,7 @@ def worker_loop(
         if remaining(opt, study) > 0:
             opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
         elif heartbeats and others_running(opt):
-            wait_for_others(opt)
+            wait_for_others(opt, tracker)
         else:
             break
         update_bar(bar, opt)
@@ -308,10 +319,10 @@ def run_worker(
     threads = threads or default_threads()
     root = resolve_data_dir(data_dir)
     tracking_uri = resolve_tracking_uri(tracking_uri)
-    check_reachable(tracking_uri)
     deadline = time.monotonic() + wait
-    while True:
+    while True:  # the tracking server, the storage and the study may all still be starting
         try:
+            check_reachable(tracking_uri)
             opt = _join(study, storage_spec, heartbeat, position)
             break
         except HarnessError:
@@ -323,26 +334,31 @@ def run_worker(
 
 
 def _join(study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int) -> optuna.Study:
-    opt = open_study(
-        study, open_storage(storage_spec, heartbeat, create=False), create=False, worker=position
-    )
+    """The study as a worker sees it, with the coordinator's heartbeat interval (a worker beating less
+    often than the others check would have its live trials taken for lost), and a TPE seed of its own
+    (its position, else its Slurm array or Kubernetes index, else its pid)."""
+    slot = position or int(os.environ.get("SLURM_ARRAY_TASK_ID") or os.environ.get("JOB_COMPLETION_INDEX")
+                           or os.getpid())  # fmt: skip
+    opt = open_study(study, open_storage(storage_spec, heartbeat, create=False), create=False, worker=slot)
     if PARENT_RUN not in opt.user_attrs:
         raise HarnessError(
             f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`"
         )
+    agreed = int(opt.user_attrs.get(HEARTBEAT, heartbeat))
+    if agreed != heartbeat and "://" in (storage_spec or ""):
+        opt = open_study(study, open_storage(storage_spec, agreed, create=False), create=False, worker=slot)
     return opt
 
 
 def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
     """Best value and trial counts on the parent run."""
-    trials = opt.get_trials(deepcopy=False)
-    counts = {"trials.complete": 0, "trials.failed": 0, "trials.pruned": 0}
-    for t in trials:
-        key = {"COMPLETE": "trials.complete", "FAIL": "trials.failed", "PRUNED": "trials.pruned"}.get(
-            t.state.name
-        )
-        if key:
-            counts[key] += 1
+    failed, skipped = failed_trials(opt)
+    counts = {
+        "trials.complete": len(opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))),
+        "trials.failed": len(failed),  # errors only: not lost (re-run) or interrupted trials
+        "trials.skipped": len(skipped),
+        "trials.pruned": len(opt.get_trials(deepcopy=False, states=(TrialState.PRUNED,))),
+    }
     best = best_value(opt)
     metrics = {**counts, **({"best.objective": best} if math.isfinite(best) else {})}
     tracker.log_metrics(parent, metrics)

@@ -20,10 +20,12 @@ from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
-from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, grace_period, requeued_numbers
+from harness.processes import worker_alive
+from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, WORKER, grace_period, requeued_numbers
 from harness.study_spec import Range, ResolvedStudy
 
 FINGERPRINT = "fingerprint"
+SURPLUS = "surplus"  # a grid trial that found its point taken (ResumableGridSampler); not a real trial
 PARENT_RUN = "mlflow_parent_run_id"
 
 
@@ -39,6 +41,18 @@ DRIVERS = {
 }
 
 
+class SteadyRDBStorage(RDBStorage):
+    """Optuna's RDBStorage whose heartbeats survive a transient database error: Optuna's heartbeat
+    thread has no error handling, so one failed write would end it and the live trial would be taken
+    for lost and run twice."""
+
+    def record_heartbeat(self, trial_id: int) -> None:
+        try:
+            super().record_heartbeat(trial_id)
+        except Exception as exc:  # the next beat tries again
+            warnings.warn(f"heartbeat of trial id {trial_id} not recorded: {exc}", stacklevel=2)
+
+
 def open_storage(
     spec: str | None = None, heartbeat: int = DEFAULT_HEARTBEAT, create: bool = True
 ) -> BaseStorage:
@@ -52,7 +66,9 @@ def open_storage(
         try:
             with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5, and documented
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return RDBStorage(spec, heartbeat_interval=heartbeat, grace_period=grace_period(heartbeat))
+                return SteadyRDBStorage(
+                    spec, heartbeat_interval=heartbeat, grace_period=grace_period(heartbeat)
+                )
         except Exception as exc:
             reason = str(exc).splitlines()[0]
             if "Failed to import DB access module" in reason:
@@ -79,6 +95,27 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
 
     def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
         return None
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Optuna's point assignment, then a check that the point is not already taken: when re-queued
+        trials have used up trial numbers, the last points are drawn from the unvisited ones, and two
+        workers asking at once can draw the same one (or a running one). Each writes its point, then
+        reads the others': the later trial of a pair yields and is marked SURPLUS (ended at once, not
+        counted), so every grid point runs once."""
+        super().before_trial(study, trial)
+        storage = study._storage
+        mine = storage.get_trial(trial._trial_id).system_attrs
+        point = mine.get("grid_id")
+        if point is None or "failed_trial" in mine or "fixed_params" in mine:
+            return  # enqueued with its parameters, or a lost trial's re-run: its point is its own
+        for other in storage.get_all_trials(study._study_id, deepcopy=False):
+            if other.number == trial.number or other.system_attrs.get("grid_id") != point:
+                continue
+            if other.system_attrs.get(SURPLUS) or other.state == TrialState.FAIL:
+                continue  # yielded itself, or failed (an error is kept, a lost trial is re-run)
+            if other.state != TrialState.RUNNING or other.number < trial.number:
+                storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
+                return
 
 
 def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler:
@@ -126,11 +163,18 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
             )
         return opt
     try:
-        return optuna.load_study(
+        opt = optuna.load_study(
             study_name=name, storage=storage, sampler=make_sampler(study, seed), pruner=make_pruner(study)
         )
     except KeyError:
         raise HarnessError(f"no study {name} in this storage; start it with `harness run-study`") from None
+    stored = opt.user_attrs.get(FINGERPRINT)
+    if stored is not None and stored != study.fingerprint():
+        raise HarnessError(
+            f"study {name} in this storage was made from a different configuration; give the worker the "
+            "same study YAML and profile as `harness run-study`"
+        )
+    return opt
 
 
 def suggest(trial: optuna.Trial, study: ResolvedStudy) -> dict[str, Any]:
@@ -151,6 +195,10 @@ def suggest(trial: optuna.Trial, study: ResolvedStudy) -> dict[str, Any]:
     return values
 
 
+def is_surplus(trial: FrozenTrial) -> bool:
+    return bool(trial.system_attrs.get(SURPLUS))
+
+
 def _interrupted(trial: FrozenTrial, requeued: set[int]) -> bool:
     """Stopped by Ctrl-C or a lost worker, not by an error of its own."""
     return bool(trial.user_attrs.get(INTERRUPTED)) or trial.number in requeued
@@ -160,7 +208,7 @@ def _counted(trial: FrozenTrial, requeued: set[int]) -> bool:
     """Trials that used up a slot: finished ones, running ones, and failures that were not interrupts."""
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING):
         return True
-    return trial.state == TrialState.FAIL and not _interrupted(trial, requeued)
+    return trial.state == TrialState.FAIL and not _interrupted(trial, requeued) and not is_surplus(trial)
 
 
 def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
@@ -194,7 +242,11 @@ def failed_trials(opt: optuna.Study) -> tuple[list[FrozenTrial], list[FrozenTria
     (a GloVe vectors file); interrupted ones are left out (a re-run queues them again by itself)."""
     trials = opt.get_trials(deepcopy=False)
     requeued = requeued_numbers(trials)
-    ended = [t for t in trials if t.state == TrialState.FAIL and not _interrupted(t, requeued)]
+    ended = [
+        t
+        for t in trials
+        if t.state == TrialState.FAIL and not _interrupted(t, requeued) and not is_surplus(t)
+    ]
     return [t for t in ended if "skipped" not in t.user_attrs], [
         t for t in ended if "skipped" in t.user_attrs
     ]
@@ -208,12 +260,15 @@ def best_value(opt: optuna.Study) -> float:
 def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_failed: bool = False) -> int:
     """Re-enqueue interrupted trials' parameters; return how many were enqueued.
 
-    `local`: nobody else can be running (journal store started by this command), so every RUNNING
-    trial is stale and is failed as interrupted. RDB stores rely on heartbeats instead.
+    `local` (journal store, no heartbeats): RUNNING trials whose worker process on this host is gone, or
+    that never reached a worker, are failed as interrupted; workers still alive (of a coordinator that
+    was killed) keep theirs. RDB stores rely on heartbeats instead.
     """
     if local:
         study_id = storage.get_study_id_from_name(opt.study_name)
         for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            if WORKER in t.user_attrs and worker_alive(t.user_attrs[WORKER]):
+                continue
             trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, t.number)
             storage.set_trial_user_attr(trial_id, INTERRUPTED, True)
             storage.set_trial_state_values(trial_id, TrialState.FAIL)
@@ -237,6 +292,8 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
     for t in trials:
         if t.state != TrialState.FAIL or not (_interrupted(t, requeued) or retry_failed):
             continue
+        if t.number in requeued or is_surplus(t):
+            continue  # a lost trial's re-run stands for it (the chain's last trial decides); no trial
         if not t.params or _key(t.params) in covered:
             continue
         opt.enqueue_trial(t.params, user_attrs={"retry_of": t.number})

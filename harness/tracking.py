@@ -143,10 +143,13 @@ class Tracker:
         LoggedRun(self.client, run_id).log_metrics(metrics, step)
 
     def kill_orphans(self, experiment_id: str, parent_id: str) -> int:
-        """Mark child runs left RUNNING by a killed process as KILLED; return how many."""
+        """Mark child runs left RUNNING by a process that is gone as KILLED; return how many."""
+        from harness.processes import worker_alive
+
         runs = self.client.search_runs(
             [experiment_id], f"tags.`{PARENT_TAG}` = '{parent_id}' and attributes.status = 'RUNNING'"
         )
+        runs = [r for r in runs if not worker_alive(r.data.tags.get("worker", ""))]
         for run in runs:
             self.client.set_tag(run.info.run_id, "error", "worker process died; the trial is run again")
             self.client.set_terminated(run.info.run_id, status="KILLED")

@@ -95,7 +95,7 @@ def run_local_workers(
                     replacements += 1
                     procs[index] = start(index)
             update_bar(bar, opt)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or an error here: no worker is left behind
         _stop(list(procs.values()))
         raise
     finally:
@@ -116,12 +116,12 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
             proc.kill()
 
 
-def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, progress: bool) -> None:
+def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, progress: bool) -> None:
     """`--workers 0`: wait until every trial has ended, failing (and so re-queueing) stale ones."""
     bar = study_bar(study, opt, progress)
     try:
         while remaining(opt, study) > 0 or others_running(opt):
-            wait_for_others(opt)
+            wait_for_others(opt, tracker)
             update_bar(bar, opt)
     finally:
         bar.close()

@@ -30,11 +30,11 @@ needs_postgres = pytest.mark.skipif(postgres_missing() is not None, reason=str(p
 def test_compose_file_has_the_topology() -> None:
     """Postgres, an MLflow server on it serving artifacts with --allowed-hosts, optuna-dashboard, a
     coordinator and GPU workers on the same storage; ports published on 127.0.0.1 only."""
-    assert set(SERVICES) == {"postgres", "mlflow", "dashboard", "coordinator", "worker"}
+    assert set(SERVICES) == {"postgres", "mlflow", "dashboard", "coordinator", "worker-0", "worker-1"}
     mlflow = SERVICES["mlflow"]["command"]
     assert "--serve-artifacts" in mlflow and "--allowed-hosts" in mlflow
     assert mlflow[mlflow.index("--backend-store-uri") + 1].startswith("postgresql")
-    coordinator, worker = SERVICES["coordinator"]["command"], SERVICES["worker"]["command"]
+    coordinator, worker = SERVICES["coordinator"]["command"], SERVICES["worker-0"]["command"]
     assert (
         coordinator[:2] == ["harness", "run-study"] and coordinator[coordinator.index("--workers") + 1] == "0"
     )
@@ -42,8 +42,11 @@ def test_compose_file_has_the_topology() -> None:
     storage = coordinator[coordinator.index("--storage") + 1]
     assert worker[worker.index("--storage") + 1] == storage == SERVICES["dashboard"]["command"][1]
     assert coordinator[coordinator.index("--tracking-uri") + 1] == "http://mlflow:5000"
-    (gpu,) = SERVICES["worker"]["deploy"]["resources"]["reservations"]["devices"]
-    assert gpu["count"] == 1 and gpu["capabilities"] == ["gpu"]
+    for index in (0, 1):  # one GPU each, a different one (replicas of one service would share GPU 0)
+        assert SERVICES[f"worker-{index}"]["command"] == worker
+        (gpu,) = SERVICES[f"worker-{index}"]["deploy"]["resources"]["reservations"]["devices"]
+        assert gpu["device_ids"] == [str(index)] and gpu["capabilities"] == ["gpu"]
+    assert SERVICES["coordinator"]["depends_on"]["mlflow"]["condition"] == "service_healthy"
     for service in SERVICES.values():
         assert all(str(port).startswith("127.0.0.1:") for port in service.get("ports", []))
     init = [v for v in SERVICES["postgres"]["volumes"] if "initdb" in v][0].split(":")[0]
@@ -92,8 +95,8 @@ def test_killed_worker_trial_runs_again_and_its_run_ends_killed(
         wait_for_http(f"http://127.0.0.1:{mlflow_port}/health", proc=mlflow)
         with (
             process(command("coordinator"), logs / "coordinator.log", run) as coordinator,
-            process(command("worker"), logs / "worker1.log", run) as first,
-            process(command("worker"), logs / "worker2.log", run) as second,
+            process(command("worker-0"), logs / "worker0.log", run) as first,
+            process(command("worker-1"), logs / "worker1.log", run) as second,
         ):
             storage = optuna.storages.RDBStorage(postgres.url("optuna"))
             victim, killed_at = _kill_mid_trial(storage, [first, second])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import optuna
 import pytest
 
 from harness.errors import HarnessError
@@ -76,3 +77,39 @@ def test_a_median_pruner_stops_trials_below_the_median(tmp_path: Path, tiny_bert
         run = runs[trial.number]
         assert run.info.status == "KILLED" and run.data.tags["error"].startswith("pruned at step")
     assert all(runs[t.number].info.status == "FINISHED" for t in opt.trials if t.state.name == "COMPLETE")
+
+
+def test_a_grid_trial_that_draws_a_taken_point_is_surplus(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 11 review: past the grid's size, Optuna draws points among the unfinished ones and may hand
+    out a running point again; such a trial is marked surplus (ended at once, not counted)."""
+    from harness.study import SURPLUS, failed_trials, open_storage, open_study, remaining
+
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9]}, name="surplus"))
+    opt = open_study(study, open_storage(str(tmp_path / "optuna.journal")), create=True)
+    first, second = opt.ask(), opt.ask()  # points 0 and 1, both running
+    third = opt.ask()  # number 2: no point left, Optuna re-draws a running one
+    attrs = [opt._storage.get_trial_system_attrs(t._trial_id) for t in (first, second, third)]
+    assert not attrs[0].get(SURPLUS) and not attrs[1].get(SURPLUS)
+    assert attrs[2][SURPLUS] and attrs[2]["grid_id"] in (0, 1)
+    opt.tell(third, state=optuna.trial.TrialState.FAIL)
+    assert failed_trials(opt) == ([], []) and remaining(opt, study) == 0
+
+
+def test_a_lost_trial_whose_rerun_failed_is_not_queued_again(tmp_path: Path, tiny_bert: Path) -> None:
+    """The last trial of a lost trial's re-run chain decides: its error stands, no silent re-run."""
+    from optuna.distributions import FloatDistribution
+
+    from harness.study import failed_trials, open_storage, open_study, prepare_resume
+
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="chain"))
+    storage = open_storage(str(tmp_path / "optuna.journal"))
+    opt = open_study(study, storage, create=True)
+    params, dists = {"lambda": 0.1}, {"lambda": FloatDistribution(0.1, 0.1)}
+    opt.add_trial(optuna.create_trial(state=optuna.trial.TrialState.FAIL, params=params, distributions=dists))
+    opt.add_trial(optuna.create_trial(state=optuna.trial.TrialState.FAIL, params=params, distributions=dists,
+                                      system_attrs={"failed_trial": 0, "retry_history": [0]},
+                                      user_attrs={"error": "ValueError: boom"}))  # fmt: skip
+    assert prepare_resume(opt, storage, local=True) == 0
+    failed, _ = failed_trials(opt)
+    assert [t.number for t in failed] == [1]
+    assert prepare_resume(opt, storage, local=True, retry_failed=True) == 1  # --retry-failed: once

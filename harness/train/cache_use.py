@@ -85,25 +85,27 @@ class MlflowEntries:
 def record_cache_use(cache: CachedStages, run: LoggedRun, tracker: Tracker) -> None:
     tags = {"stage_cache": str(cache.cache.root)}
     if cache.reused is not None:
-        count, entry = cache.reused
+        count, entry, before = cache.reused
         tags["stage_cache.reused"] = f"{count} of {len(cache.keys)} stages ({entry.stages})"
         tags["stage_cache.source_run"] = entry.source_run
-        _copy_history(tracker, entry.source_run, run, entry.step)
+        _copy_history(tracker, entry.source_run, run, before, entry.step)
     if cache.stored:
         tags["stage_cache.stored"] = ", ".join(cache.names[i] for i in cache.stored)
+    if cache.problems:
+        tags["stage_cache.problems"] = "; ".join(cache.problems)[:4000]
     for key, value in tags.items():
         run.set_tag(key, value)
 
 
-def _copy_history(tracker: Tracker, source: str, run: LoggedRun, last_step: int) -> None:
-    """The source run's metrics up to `last_step` (its training curves and dev scores of the reused
-    stages), when that run is in this tracking store."""
+def _copy_history(tracker: Tracker, source: str, run: LoggedRun, first_step: int, last_step: int) -> None:
+    """The source run's metrics after `first_step` (what this trial trained itself) up to `last_step`:
+    its training curves and dev scores of the reused stages, when that run is in this tracking store."""
     try:
         metrics = tracker.client.get_run(source).data.metrics
     except Exception:  # another store, or deleted: the tags still name it
         return
     for name in metrics:
         for point in tracker.client.get_metric_history(source, name):
-            if point.step <= last_step:
+            if first_step < point.step <= last_step:
                 run.log_metrics({name: point.value}, step=point.step, flush=False)
     run.flush()

@@ -161,8 +161,8 @@ def train(
     while index < len(stages):
         if cache is not None and cache.cacheable(index):
             with cache.claim(index) as mine:
-                if not mine:  # another process trained it meanwhile
-                    index = cache.resume(model, state)
+                if not mine:  # another process trained it meanwhile: load it (or, gone again, claim again)
+                    index = cache.resume(model, state, trained=index)
                     continue
                 _run_stage(loop, index, state)
                 cache.save(index, model, state)

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from harness.home import harness_home
+from harness.processes import alive
 
 STATE = "state.safetensors"
 META = "meta.json"
@@ -65,8 +66,8 @@ def capture_rng() -> dict[str, Any]:
         "numpy": np.random.get_state(),
         "python": random.getstate(),
     }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    if torch.cuda.is_available():  # the training device's generator only: workers see one GPU each
+        state["cuda"] = [torch.cuda.get_rng_state()]
     return state
 
 
@@ -74,8 +75,8 @@ def restore_rng(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     np.random.set_state(state["numpy"])
     random.setstate(state["python"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    if state.get("cuda") and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state["cuda"][0])
 
 
 def _rng_tensors(rng: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -250,13 +251,8 @@ class StageCache:
             age = time.time() - lock.stat().st_mtime
         except (OSError, ValueError):
             return False  # being written or just removed: look again
-        if holder.get("host") == socket.gethostname() and holder.get("pid"):
-            try:
-                os.kill(int(holder["pid"]), 0)
-            except ProcessLookupError:
-                return True
-            except PermissionError:
-                pass
+        if holder.get("host") == socket.gethostname() and holder.get("pid") and not alive(int(holder["pid"])):
+            return True
         return age > LOCK_STALE
 
     # housekeeping ---------------------------------------------------------------------------------
@@ -324,8 +320,9 @@ class CachedStages:
         self.run_id = run_id
         self.description = description
         self.initial: dict[str, torch.Tensor] = {}
-        self.reused: tuple[int, StageState] | None = None  # (stages loaded, the entry)
+        self.reused: tuple[int, StageState, int] | None = None  # (stages loaded, entry, step before)
         self.stored: list[int] = []
+        self.problems: list[str] = []  # cache writes that failed (the trial goes on), for its MLflow run
 
     def cacheable(self, index: int) -> bool:
         return index < len(self.keys) - 1
@@ -334,12 +331,13 @@ class CachedStages:
         """Remember the initial weights: entries hold only what the stages changed."""
         self.initial = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
 
-    def resume(self, model: torch.nn.Module, state: Any) -> int:
+    def resume(self, model: torch.nn.Module, state: Any, trained: int = 0) -> int:
         """Load the longest run of leading stages found in the cache into `model` and `state`; return
-        the index of the first stage still to train."""
-        for index in range(len(self.keys) - 2, -1, -1):
+        the index of the first stage still to train. Entries below `trained` (stages this trial already
+        trained) are not considered: when none at or above it loads, `trained` is returned unchanged."""
+        for index in range(len(self.keys) - 2, trained - 1, -1):
             entry = self.cache.load(self.keys[index])
-            if entry is None and self.remote is not None and self.remote.fetch(self.keys[index], self.cache):
+            if entry is None and self.remote is not None and self._fetch(self.keys[index]):
                 entry = self.cache.load(self.keys[index])
             if entry is None:
                 continue
@@ -349,15 +347,36 @@ class CachedStages:
                 continue
             device_state = {k: v.to(self.initial[k].dtype) for k, v in entry.tensors.items()}
             model.load_state_dict(device_state, strict=False)
-            state.step, state.best, state.best_step = entry.step, entry.best, entry.best_step
             state.best_state = None if entry.best_tensors is None else {**self.initial, **entry.best_tensors}
+            before = state.step
+            state.step, state.best, state.best_step = entry.step, entry.best, entry.best_step
             restore_rng(entry.rng)
-            self.reused = (index + 1, entry)
+            self.reused = (index + 1, entry, before)
             return index + 1
-        return 0
+        return trained
 
-    def claim(self, index: int) -> contextlib.AbstractContextManager[bool]:
-        return self.cache.claim(self.keys[index])
+    def _fetch(self, key: str) -> bool:
+        try:
+            return bool(self.remote.fetch(key, self.cache))
+        except Exception as exc:  # the tracking server is away: train the stage instead
+            self.problems.append(f"not fetched from MLflow: {type(exc).__name__}: {exc}")
+            return False
+
+    @contextlib.contextmanager
+    def claim(self, index: int) -> Iterator[bool]:
+        """The cache's claim on the stage's key; where the cache folder cannot be written, True (train
+        it, unlocked) and a note for the run."""
+        try:
+            claimed = self.cache.claim(self.keys[index])
+            mine = claimed.__enter__()
+        except OSError as exc:
+            self.problems.append(f"no lock for {self.names[index]}: {exc}")
+            yield True
+            return
+        try:
+            yield mine
+        finally:
+            claimed.__exit__(None, None, None)
 
     def save(self, index: int, model: torch.nn.Module, state: Any) -> None:
         """Store the state after stage `index`: the tensors that differ from the initial weights."""
@@ -373,7 +392,12 @@ class CachedStages:
             changed, best, state.step, state.best, state.best_step, capture_rng(), self.run_id,
             ", ".join(self.names[: index + 1]),
         )  # fmt: skip
-        if self.cache.store(self.keys[index], entry, {**self.description, "stages": self.names[: index + 1]}):
-            self.stored.append(index)
-            if self.remote is not None:
-                self.remote.publish(self.keys[index], self.cache)
+        try:  # best effort: a full disk or an unreachable server must not fail a trial that trained
+            if self.cache.store(
+                self.keys[index], entry, {**self.description, "stages": self.names[: index + 1]}
+            ):
+                self.stored.append(index)
+                if self.remote is not None:
+                    self.remote.publish(self.keys[index], self.cache)
+        except Exception as exc:
+            self.problems.append(f"not stored after {self.names[index]}: {type(exc).__name__}: {exc}")
