@@ -285,7 +285,15 @@ def worker_loop(
     bar = study_bar(study, opt, progress, position)
     while True:
         if remaining(opt, study) > 0:
-            opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
+            try:
+                opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
+            except ValueError as exc:  # this worker was silent too long: its trial was re-queued
+                if "Cannot tell a FAIL trial" not in str(exc):
+                    raise
+                tqdm.write(
+                    "a trial of this worker was taken for lost (no heartbeat) and queued again; "
+                    "its result is dropped"
+                )
         elif heartbeats and others_running(opt):
             wait_for_others(opt, tracker)
         else:
