@@ -2,9 +2,10 @@
 
 Key of stage i = SHA-256 of
 - the common part: the method's name, the model's identity (a local folder's config and weight files by
-  content, else the hub id), the data root, the seed, the device type and autocast dtype, the torch
-  version, and every run setting that acts on training (not the output-only ones: logging, evaluation
-  batch size, saving; not the schedule fields, which each stage resolves below);
+  content, else the hub id), the data root, the seed, the device type and autocast dtype (and on CPU the
+  thread count: reductions split by thread), the torch and transformers versions, and every run setting
+  that acts on training (not the output-only ones: logging, evaluation batch size, saving; not the
+  schedule fields, which each stage resolves below);
 - stage by stage up to i, the method's description of the stage (harness.methods.pipeline: its fields,
   resolved schedule, first epoch, whether it is dev-scored, and the parameter groups of the modules it
   trains);
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import transformers
 
 VERSION = 1
 # run settings that do not act on training: output, logging, evaluation (scored stages add them back)
@@ -35,7 +37,7 @@ NOT_TRAINING = {
 }  # fmt: skip
 SCHEDULE = {"epochs", "lr", "batch_size", "max_steps"}  # resolved per stage
 CACHE_FIELDS = {"stage_cache", "stage_cache_dir", "stage_cache_max_gb", "stage_cache_mlflow"}
-MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")
+MODEL_FILES = ("config.json", "*.safetensors", "*.bin", "*.index.json")  # sharded weights too
 
 
 @functools.lru_cache(maxsize=16)
@@ -52,12 +54,11 @@ def model_identity(resolved: str) -> str:
     folder = Path(resolved)
     if not folder.is_dir():
         return f"hub:{resolved}"
+    paths = sorted({p for pattern in MODEL_FILES for p in folder.glob(pattern) if p.is_file()})
     parts = []
-    for name in MODEL_FILES:
-        path = folder / name
-        if path.is_file():
-            stat = path.stat()
-            parts.append(f"{name}:{_file_digest(str(path), stat.st_size, stat.st_mtime)}")
+    for path in paths:
+        stat = path.stat()
+        parts.append(f"{path.name}:{_file_digest(str(path), stat.st_size, stat.st_mtime)}")
     return "dir:" + ",".join(parts)
 
 
@@ -67,7 +68,9 @@ def stage_keys(
     """One key per stage (see the module docstring); `settings` are the run's, `params` the method's."""
     training = {k: v for k, v in settings.items() if k not in NOT_TRAINING | SCHEDULE}
     evaluation = {k: v for k, v in settings.items() if k not in CACHE_FIELDS}
-    base = {"version": VERSION, "torch": torch.__version__, **common, "settings": training}
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__}
+    threads = {"threads": torch.get_num_threads()} if common.get("device") == "cpu" else {}
+    base = {"version": VERSION, **versions, **threads, **common, "settings": training}
     keys, chain = [], []
     for stage in stages:
         chain.append(stage)
