@@ -265,6 +265,7 @@ def worker_loop(
                 report,
                 label,
                 on_start=lambda run_id: trial.set_user_attr(MLFLOW_RUN, run_id),
+                still_ours=lambda: opt._storage.get_trial(trial._trial_id).state == TrialState.RUNNING,
             )
         except optuna.TrialPruned as exc:
             tqdm.write(f"trial {trial.number} {exc}")

@@ -59,6 +59,7 @@ def run_trial(
     report: Callable[[int, float], None] = lambda step, value: None,
     label: str = "",
     on_start: Callable[[str], None] = lambda run_id: None,
+    still_ours: Callable[[], bool] = lambda: True,
 ) -> float:
     """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
     score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
@@ -101,6 +102,9 @@ def run_trial(
         run.log_text(traceback.format_exc(), "error.txt")
         run.finish("FAILED", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         raise
+    if not still_ours():  # taken for lost (a heartbeat gap) and re-run elsewhere: not a second result
+        run.finish("KILLED", "its trial was taken for lost after a heartbeat gap and run again elsewhere")
+        return value
     run.finish("FINISHED")
     return value
 
