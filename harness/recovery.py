@@ -36,6 +36,9 @@ LOST = "requeued_because"
 HISTORY = "retry_history"  # RetryHeartbeatStaleTrialCallback's record: the lost trials this one re-runs
 MAX_RETRIES = 3
 DEFAULT_HEARTBEAT = 60
+# Optuna 5 marks its heartbeat API (interval, fail_stale_trials, the retry callback) experimental; it is
+# the documented way to recover lost trials, so its warnings are not shown to users
+warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
 def grace_period(heartbeat: int) -> int:
@@ -48,9 +51,7 @@ class StaleTrialHandler:
 
     def __init__(self, tracker: Tracker) -> None:
         self.tracker = tracker
-        with warnings.catch_warnings():  # experimental in Optuna 5, and the documented way to re-run
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            self.retry = RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)
+        self.retry = RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         silent = grace_period(heartbeat_of(study._storage))
@@ -120,9 +121,7 @@ def wait_for_others(opt: optuna.Study, tracker: Tracker) -> None:
     """One poll while other workers' trials run: fail (and so re-queue) the ones whose worker is gone,
     including a trial whose worker died before its first heartbeat (Optuna's check skips those: it has
     no heartbeat and no `worker` attr long after it started)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        optuna.storages.fail_stale_trials(opt)
+    optuna.storages.fail_stale_trials(opt)
     silent = grace_period(heartbeat_of(opt._storage))
     now = datetime.now()
     for trial in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):

@@ -125,20 +125,9 @@ def run_study(
     if fresh:
         _delete_study(study, storage)
     opt = open_study(study, storage, create=True)
+    settings = WorkerSettings(storage_spec, tracking_uri, root, heartbeat, threads, progress)
     with CoordinatorLease(opt, f"run-study {study.name} --profile {study.profile}"):
-        return _coordinate(
-            study,
-            opt,
-            storage,
-            storage_spec,
-            tracking_uri,
-            root,
-            workers,
-            retry_failed,
-            progress,
-            heartbeat,
-            threads,
-        )
+        return _coordinate(study, opt, storage, settings, workers, retry_failed)
 
 
 def _delete_study(study: ResolvedStudy, storage: optuna.storages.BaseStorage) -> None:
@@ -155,16 +144,13 @@ def _coordinate(
     study: ResolvedStudy,
     opt: optuna.Study,
     storage: optuna.storages.BaseStorage,
-    storage_spec: str | None,
-    tracking_uri: str,
-    root: Path,
+    settings: WorkerSettings,
     workers: int,
     retry_failed: bool,
-    progress: bool,
-    heartbeat: int,
-    threads: int,
 ) -> optuna.Study:
-    tracker = Tracker(tracking_uri)
+    """The coordinator's part, holding the lease: resume, the parent run, the workers, the outcome."""
+    root, progress, threads = settings.data_dir, settings.progress, settings.threads
+    tracker = Tracker(settings.tracking_uri)
     local = isinstance(storage, JournalStorage)
     watch(storage, tracker)
     requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
@@ -185,7 +171,7 @@ def _coordinate(
         tracker.kill_orphans(experiment, parent)
     opt.set_user_attr(PARENT_RUN, parent)
     opt.set_user_attr(EXPERIMENT, experiment)
-    opt.set_user_attr(HEARTBEAT, heartbeat)
+    opt.set_user_attr(HEARTBEAT, settings.heartbeat)
     tracker.client.log_text(parent, study.source, "study.yaml")
     if requeued and progress:
         tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
@@ -197,7 +183,6 @@ def _coordinate(
             torch.set_num_threads(threads)
             worker_loop(study, opt, tracker, root, progress, threads=threads)
         else:
-            settings = WorkerSettings(storage_spec, tracker.uri, root, heartbeat, threads, progress)
             run_local_workers(study, opt, tracker, settings, workers)
     except KeyboardInterrupt:
         status = "KILLED"

@@ -64,11 +64,7 @@ def open_storage(
     spec = spec or default_storage()
     if "://" in spec:
         try:
-            with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5, and documented
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return SteadyRDBStorage(
-                    spec, heartbeat_interval=heartbeat, grace_period=grace_period(heartbeat)
-                )
+            return SteadyRDBStorage(spec, heartbeat_interval=heartbeat, grace_period=grace_period(heartbeat))
         except Exception as exc:
             reason = str(exc).splitlines()[0]
             if "Failed to import DB access module" in reason:
@@ -199,16 +195,18 @@ def is_surplus(trial: FrozenTrial) -> bool:
     return bool(trial.system_attrs.get(SURPLUS))
 
 
-def _interrupted(trial: FrozenTrial, requeued: set[int]) -> bool:
-    """Stopped by Ctrl-C or a lost worker, not by an error of its own."""
-    return bool(trial.user_attrs.get(INTERRUPTED)) or trial.number in requeued
+def _failed_by_itself(trial: FrozenTrial, requeued: set[int]) -> bool:
+    """FAIL by an error of its own: not stopped by Ctrl-C, nor by a lost worker (`requeued`: it was
+    re-queued), nor a surplus grid trial."""
+    no_fault = bool(trial.user_attrs.get(INTERRUPTED)) or trial.number in requeued or is_surplus(trial)
+    return trial.state == TrialState.FAIL and not no_fault
 
 
 def _counted(trial: FrozenTrial, requeued: set[int]) -> bool:
-    """Trials that used up a slot: finished ones, running ones, and failures that were not interrupts."""
+    """Trials that used up a slot: finished ones, running ones, and failures of their own."""
     if trial.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING):
         return True
-    return trial.state == TrialState.FAIL and not _interrupted(trial, requeued) and not is_surplus(trial)
+    return _failed_by_itself(trial, requeued)
 
 
 def remaining(opt: optuna.Study, study: ResolvedStudy) -> int:
@@ -242,11 +240,7 @@ def failed_trials(opt: optuna.Study) -> tuple[list[FrozenTrial], list[FrozenTria
     (a GloVe vectors file); interrupted ones are left out (a re-run queues them again by itself)."""
     trials = opt.get_trials(deepcopy=False)
     requeued = requeued_numbers(trials)
-    ended = [
-        t
-        for t in trials
-        if t.state == TrialState.FAIL and not _interrupted(t, requeued) and not is_surplus(t)
-    ]
+    ended = [t for t in trials if _failed_by_itself(t, requeued)]
     return [t for t in ended if "skipped" not in t.user_attrs], [
         t for t in ended if "skipped" in t.user_attrs
     ]
@@ -273,9 +267,7 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
             storage.set_trial_user_attr(trial_id, INTERRUPTED, True)
             storage.set_trial_state_values(trial_id, TrialState.FAIL)
     else:  # heartbeats: trials of dead workers are failed and queued again (harness.recovery)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.fail_stale_trials(opt)
+        optuna.storages.fail_stale_trials(opt)
     trials = opt.get_trials(deepcopy=False)
     covered = {
         _key(t.params)
@@ -290,10 +282,11 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
     requeued = requeued_numbers(trials)
     enqueued = 0
     for t in trials:
-        if t.state != TrialState.FAIL or not (_interrupted(t, requeued) or retry_failed):
+        # a lost trial's re-run stands for it (the chain's last trial decides); a surplus one is no trial
+        if t.state != TrialState.FAIL or t.number in requeued or is_surplus(t):
             continue
-        if t.number in requeued or is_surplus(t):
-            continue  # a lost trial's re-run stands for it (the chain's last trial decides); no trial
+        if not (t.user_attrs.get(INTERRUPTED) or retry_failed):
+            continue
         if not t.params or _key(t.params) in covered:
             continue
         opt.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
