@@ -125,6 +125,7 @@ class ResolvedStudy(BaseModel):
     profile: str
     sampler: Literal["grid", "tpe"]
     n_trials: int
+    description: str = Field("", description="the study's description, then its profile's")
     pruner: Literal["none", "median", "hyperband", "successive_halving"] = "none"
     pruner_startup_trials: int = 5
     save_top_k: int = 0
@@ -222,6 +223,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
     resolved = ResolvedStudy(
         name=study.name,
         profile=chosen,
+        description="; ".join(d for d in (study.description, prof.description) if d),
         sampler=sampler,
         n_trials=n_trials,
         pruner=study.pruner,
