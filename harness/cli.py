@@ -6,11 +6,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS, TRANSFER_FOLDS
 from harness.errors import HarnessError, mask_password
+
+if TYPE_CHECKING:  # heavy: imported by the commands that need them
+    import optuna
+
+    from harness.study_spec import ResolvedStudy
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -28,8 +34,15 @@ THREADS_HELP = (
 DEFAULT_HEARTBEAT = 60  # harness.recovery.DEFAULT_HEARTBEAT (not imported: keeps --help fast)
 
 
+EVAL_HELP = (
+    "final tasks of every trial instead of the study's, e.g. STSBenchmark or quick (comma list of tasks and "
+    "suites; see `harness tasks`); not with a paper profile"
+)
+
+
 def worker_options(command: Callable[..., None]) -> Callable[..., None]:
-    """--heartbeat and --threads, which run-study and worker share."""
+    """--eval, --heartbeat and --threads, which run-study and worker share."""
+    command = click.option("--eval", "eval_tasks", metavar="TASKS", help=EVAL_HELP)(command)
     command = click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)(command)
     return click.option(
         "--heartbeat",
@@ -41,13 +54,18 @@ def worker_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="harness", message="%(prog)s %(version)s")
 def cli() -> None:
     """Run, track and report contrastive sentence-embedding experiments."""
 
 
 @cli.command("run-study")
 @click.argument("study")
-@click.option("--profile", help="profile from the study YAML (default: the YAML's default_profile)")
+@click.option(
+    "--profile",
+    help="profile from the study YAML (default: its default_profile, else smoke, else its only one; a study "
+    "without profiles runs its base)",
+)
 @click.option(
     "--workers",
     default=1,
@@ -61,8 +79,11 @@ def cli() -> None:
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--fresh", is_flag=True, help="delete the Optuna study first and start over")
 @click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
+@click.option(
+    "--dry-run", is_flag=True, help="print every trial's fields, steps and needs (hub, files); write nothing"
+)
 @worker_options
-@click.option("--no-progress", is_flag=True, help="no progress bars")
+@click.option("--no-progress", is_flag=True, help="no progress bars (they show only on a terminal)")
 def run_study_cmd(
     study: str,
     profile: str | None,
@@ -72,16 +93,25 @@ def run_study_cmd(
     data_dir: str | None,
     fresh: bool,
     retry_failed: bool,
+    dry_run: bool,
+    eval_tasks: str | None,
     heartbeat: int,
     threads: int | None,
     no_progress: bool,
 ) -> None:
     """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
-    from harness.runner import run_study
-    from harness.study import best_value, done_count, failed_trials, unfinished
-    from harness.study_spec import load_study
+    resolved = _load_for_run(study, profile, eval_tasks)
+    if dry_run:
+        from harness.data.paths import resolve_data_dir
+        from harness.plan import describe_plan
 
-    resolved = load_study(study, profile)
+        for line in describe_plan(resolved, resolve_data_dir(data_dir)):
+            click.echo(line)
+        return
+    _announce(resolved, profile)
+    from harness.runner import run_study
+    from harness.study import failed_trials, unfinished
+
     opt = run_study(
         resolved,
         storage,
@@ -90,16 +120,14 @@ def run_study_cmd(
         workers,
         fresh,
         retry_failed,
-        progress=not no_progress,
+        progress=not no_progress and sys.stderr.isatty(),
         heartbeat=heartbeat,
         threads=threads,
     )
-    click.echo(
-        f"study {resolved.optuna_name}: {done_count(opt)} trial(s) complete, "
-        f"best dev score (the objective) {best_value(opt):.4g}"
+    command = f"harness run-study {study} --profile {resolved.profile}" + (
+        f" --eval {eval_tasks}" if eval_tasks else ""
     )
-    if done_count(opt):
-        click.echo(f"best parameters: {opt.best_params}")
+    _study_outcome(resolved, opt, tracking_uri, command)
     failed, skipped = failed_trials(opt)
     for trial in skipped:
         click.echo(f"trial {trial.number} skipped: {trial.user_attrs['skipped']}", err=True)
@@ -113,7 +141,7 @@ def run_study_cmd(
     if failed or skipped:
         click.echo(
             f"{len(failed)} trial(s) failed, {len(skipped)} skipped; fix the cause, then re-run them with "
-            f"`harness run-study {study}{f' --profile {profile}' if profile else ''} --retry-failed`",
+            f"`{command} --retry-failed`",
             err=True,
         )
     missing = unfinished(opt, resolved)
@@ -125,6 +153,51 @@ def run_study_cmd(
         )
     if failed or missing:
         raise SystemExit(1)
+
+
+def _load_for_run(study: str, profile: str | None, eval_tasks: str | None) -> ResolvedStudy:
+    """The study with its profile (and --eval's final tasks) applied."""
+    from harness.study_spec import load_study, with_final_tasks
+
+    resolved = load_study(study, profile)
+    return with_final_tasks(resolved, eval_tasks) if eval_tasks else resolved
+
+
+def _announce(resolved: ResolvedStudy, profile: str | None) -> None:
+    """Say which profile runs when none was named, and what the method's paper defaults change."""
+    if profile is None:
+        others = [p for p in resolved.profiles_available if p != resolved.profile]
+        hint = f"; other profiles: {', '.join(others)} (--profile NAME)" if others else ""
+        click.echo(f"profile {resolved.profile} (the default){hint}")
+    for note in sorted({r.paper_defaults_note() for r in resolved.grid_runs() if r.paper_defaults}):
+        click.echo(
+            f"paper defaults for fields the study leaves unset: {note}; set them in the study to override "
+            "(tagged paper_defaults on each trial)"
+        )
+
+
+def _study_outcome(
+    resolved: ResolvedStudy, opt: optuna.Study, tracking_uri: str | None, command: str
+) -> None:
+    """The end of a study: trials done, the best trial, where the report and the UI are, what next."""
+    import math
+
+    from harness.study import best_value, done_count
+    from harness.tracking import resolve_tracking_uri
+
+    best, name = best_value(opt), resolved.name
+    click.echo(f"study {resolved.optuna_name}: {done_count(opt)} of {resolved.n_trials} trial(s) complete")
+    if math.isfinite(best):
+        trial = opt.best_trial
+        run = resolved.resolve(trial.params)
+        metric = run.settings.objective_metric or run.objective.metric_choices(run)[0]
+        label = _trial_label(trial.params)
+        click.echo(f"best: trial {trial.number} ({label}), dev {metric} {best:.4g} (the objective)")
+    uri = resolve_tracking_uri(tracking_uri)
+    where = uri if uri.startswith("http") else "`harness ui` (http://127.0.0.1:5000)"
+    click.echo(f"browse: {where}, experiment {name!r}")
+    click.echo(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
+    click.echo(f"resume or finish later with the same command: `{command}`")
 
 
 def _trial_label(params: dict[str, object]) -> str:
@@ -155,20 +228,20 @@ def worker_cmd(
     data_dir: str | None,
     position: int,
     wait: float,
+    eval_tasks: str | None,
     heartbeat: int,
     threads: int | None,
     no_progress: bool,
 ) -> None:
     """Join a running study as one more worker (same machine or another one sharing the storage)."""
     from harness.runner import run_worker
-    from harness.study_spec import load_study
 
     run_worker(
-        load_study(study, profile),
+        _load_for_run(study, profile, eval_tasks),
         storage,
         tracking_uri,
         data_dir,
-        not no_progress,
+        not no_progress and sys.stderr.isatty(),
         position,
         heartbeat,
         threads,

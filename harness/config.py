@@ -50,6 +50,12 @@ class RunConfig(BaseModel):
         description="final evaluation of runs scored on embeddings, beside STS: a suite (sts, transfer, "
         "full) or a comma list of tasks (see `harness tasks`)",
     )
+    final_tasks: list[str] | None = Field(
+        None,
+        description="runs scored on embeddings (STS): the tasks scored at the end instead of STS12-16, STS-B "
+        "and SICK-R plus eval_suite, e.g. [STSBenchmark] or [quick] (a suite's name; see `harness tasks`); "
+        "for quick iteration on an own study: paper profiles score the paper's tasks",
+    )
     transfer_classifier: Literal["sklearn", "pytorch", "pytorch_adam"] = Field(
         "sklearn",
         description="transfer tasks' logistic regression: scikit-learn, or SentEval's PyTorch one (Liao)",

@@ -27,6 +27,8 @@ class ResolvedRun:
     method: type[Method]
     params: BaseModel
     variant: str | None = None
+    # the method's paper defaults that changed a run field the config left unset: (field, value, default)
+    paper_defaults: tuple[tuple[str, Any, Any], ...] = ()
 
     def flat(self) -> dict[str, Any]:
         """Every resolved field in one flat dict (what MLflow logs as params), the variant's name first."""
@@ -38,6 +40,10 @@ class ResolvedRun:
         """The objective class that scores this run (named by the method)."""
         return OBJECTIVES.get(self.method.objective_name(self.params))
 
+    def paper_defaults_note(self) -> str:
+        """`pooling=cls_before_pooler (not mean), ...`: what the method's paper defaults changed, or ''."""
+        return ", ".join(f"{k}={v} (not {was})" for k, v, was in self.paper_defaults)
+
     def build(self, encoder: Encoder) -> Method:
         """The method's module around `encoder`."""
         return self.method(encoder, self.params)
@@ -48,8 +54,13 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
     common = {k: v for k, v in flat.items() if k in RunConfig.model_fields}
     own = {k: v for k, v in flat.items() if k not in RunConfig.model_fields}
     named = flat.get("method", RunConfig.model_fields["method"].default)
+    applied: list[tuple[str, Any, Any]] = []
     if isinstance(named, str):  # the method's paper defaults for run fields the config leaves unset
-        common = {**get_method(named).run_defaults, **common}
+        defaults = get_method(named).run_defaults
+        fields = RunConfig.model_fields
+        applied = [(k, v, fields[k].default) for k, v in defaults.items()
+                   if k not in common and v != fields[k].default]  # fmt: skip
+        common = {**defaults, **common}
     try:
         settings = RunConfig(**common)
     except ValidationError as exc:
@@ -66,6 +77,6 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
             ) from None
         raise one_line_error(exc, where) from None
     method.check(params, where)
-    run = ResolvedRun(settings, method, params, variant)
+    run = ResolvedRun(settings, method, params, variant, tuple(applied))
     run.objective.check_metric(run, where)
     return run

@@ -227,6 +227,7 @@ def worker_loop(
         progress,
         threads or torch.get_num_threads(),
         lambda value: among_best(opt, value, study.save_top_k),
+        announce=tqdm.write,
     )
 
     def objective(trial: optuna.Trial) -> float:
@@ -242,8 +243,9 @@ def worker_loop(
             if trial.should_prune():
                 raise optuna.TrialPruned(f"pruned at step {step} (dev score {value:.4g})")
 
+        started = time.monotonic()
         try:
-            return run_trial(
+            value = run_trial(
                 run,
                 ctx,
                 trial.number,
@@ -252,6 +254,9 @@ def worker_loop(
                 on_start=lambda run_id: trial.set_user_attr(MLFLOW_RUN, run_id),
                 still_ours=lambda: opt._storage.get_trial(trial._trial_id).state == TrialState.RUNNING,
             )
+            tqdm.write(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} "
+                       f"in {time.monotonic() - started:.0f} s")  # fmt: skip
+            return value
         except optuna.TrialPruned as exc:
             tqdm.write(f"trial {trial.number} {exc}")
             raise

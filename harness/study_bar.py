@@ -1,6 +1,9 @@
-"""The study's progress bar: trials done out of all, and the best dev score so far."""
+"""The study's progress bar: trials done out of all, and the best dev score so far. Only on a terminal:
+redirected to a file, the runner prints one line per trial instead (harness.cli decides)."""
 
 from __future__ import annotations
+
+import math
 
 import optuna
 from tqdm.auto import tqdm
@@ -25,5 +28,6 @@ def study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool, position:
 
 def update_bar(bar: tqdm, opt: optuna.Study) -> None:
     bar.n = done_count(opt)
-    bar.set_postfix(best=f"{best_value(opt):.2f}")
+    best = best_value(opt)
+    bar.set_postfix(best=f"{best:.2f}" if math.isfinite(best) else "-")
     bar.refresh()

@@ -15,14 +15,16 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from harness.config import one_line_error
 from harness.errors import HarnessError, did_you_mean, read_utf8
-from harness.run_spec import ResolvedRun, resolve_run
+
+if TYPE_CHECKING:  # resolving runs imports every method (torch): only when a trial is resolved
+    from harness.run_spec import ResolvedRun
 
 STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
 
@@ -95,7 +97,11 @@ class StudyConfig(BaseModel):
         "sentence-transformers layout, the MLflow artifact `model/`), so the study's final K best always "
         "have theirs; `harness export STUDY --top K` writes them out",
     )
-    default_profile: str = "paper"
+    default_profile: str | None = Field(
+        None,
+        description="the profile run without --profile; unset: `smoke` where the study has one, else its "
+        "only profile, else the study's own base (a study needs no profiles)",
+    )
     base: dict[str, Any] = Field(default_factory=dict)
     search: SearchSpace = Field(default_factory=dict)
     seeds: list[int] | None = Field(
@@ -106,8 +112,9 @@ class StudyConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> StudyConfig:
-        if self.default_profile not in self.profiles:
-            raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles")
+        if self.default_profile is not None and self.default_profile not in self.profiles:
+            known = ", ".join(self.profiles) or "none: drop default_profile"
+            raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles ({known})")
         for name, profile in self.profiles.items():
             for unknown in set(profile.variants) - set(self.variants):
                 raise ValueError(f"profile '{name}' overrides variant '{unknown}', which 'variants' lacks")
@@ -134,6 +141,7 @@ class ResolvedStudy(BaseModel):
     variants: dict[str, dict[str, Any]] = Field(default_factory=dict)
     source: str
     path: str
+    profiles_available: list[str] = Field(default_factory=list, description="the YAML's profiles")
 
     @property
     def optuna_name(self) -> str:
@@ -157,6 +165,8 @@ class ResolvedStudy(BaseModel):
         variant = values.pop(VARIANT, None)
         where = f"study {self.name} ({self.profile})" + (f", variant {variant}" if variant else "")
         own = self.variants[variant] if variant is not None else {}
+        from harness.run_spec import resolve_run
+
         return resolve_run({**self.base, **own, **values}, where=where, variant=variant)
 
     def grid_runs(self) -> list[ResolvedRun]:
@@ -165,6 +175,24 @@ class ResolvedStudy(BaseModel):
         return [
             self.resolve(dict(zip(grid, combo, strict=True))) for combo in itertools.product(*grid.values())
         ]
+
+
+PAPER_PROFILE = "paper"
+
+
+def with_final_tasks(study: ResolvedStudy, tasks: str) -> ResolvedStudy:
+    """`run-study --eval TASKS`: every trial's final tasks (`final_tasks`) replaced, for quick iteration;
+    refused for the paper profile, whose tables need the paper's tasks."""
+    if study.profile == PAPER_PROFILE:
+        others = ", ".join(p for p in study.profiles_available if p != PAPER_PROFILE)
+        raise HarnessError(
+            "--eval changes the paper profile's evaluation, which its tables need; drop --eval or run "
+            f"another profile ({others})"
+        )
+    chosen = [t.strip() for t in tasks.split(",") if t.strip()]
+    updated = study.model_copy(update={"base": {**study.base, "final_tasks": chosen}})
+    updated.grid_runs()  # every trial still resolves (an unknown task, a method not scored on STS)
+    return updated
 
 
 def _jsonable(space: SearchSpace) -> dict[str, Any]:
@@ -183,23 +211,69 @@ def find_study_file(name_or_path: str) -> Path:
     raise HarnessError(f"no study {name_or_path!r}; {hint} (or give a .yaml path; see `harness studies`)")
 
 
-def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
-    """Read, validate and resolve a study YAML; every grid point is validated before anything runs."""
-    path = find_study_file(name_or_path)
+BASE_PROFILE = "base"  # the profile name of a study that has none: its own base and search
+
+
+def read_study(path: Path) -> StudyConfig:
+    """The validated YAML of a study file (no run is resolved: fast, imports no method)."""
     try:
         raw = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as exc:
         raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(raw, dict):
-        raise HarnessError(f"{path}: expected a mapping with name, base, search and profiles")
+        raise HarnessError(f"{path}: expected a mapping with name, base, search and (optional) profiles")
     try:
-        study = StudyConfig.model_validate(raw)
+        return StudyConfig.model_validate(raw)
     except ValidationError as exc:
         raise one_line_error(exc, str(path)) from None
-    chosen = profile or study.default_profile
+
+
+def default_profile(study: StudyConfig) -> str:
+    """The profile run without --profile: the YAML's `default_profile`, else `smoke` (the offline, minutes
+    one) where the study has it, else its only profile, else `base` (the study's own base and search)."""
+    if study.default_profile is not None:
+        return study.default_profile
+    if "smoke" in study.profiles:
+        return "smoke"
+    if len(study.profiles) == 1:
+        return next(iter(study.profiles))
+    if not study.profiles:
+        return BASE_PROFILE
+    raise HarnessError(
+        f"study {study.name} has profiles {', '.join(study.profiles)} and no default_profile; "
+        "choose one with --profile"
+    )
+
+
+def choose_profile(study: StudyConfig, path: Path, profile: str | None) -> tuple[str, Profile]:
+    """(name, profile) for `profile` or the default one; a profile-less study's is empty (its base)."""
+    chosen = profile or default_profile(study)
+    if not study.profiles and chosen == BASE_PROFILE:
+        return chosen, Profile()
     if chosen not in study.profiles:
+        if not study.profiles:
+            raise HarnessError(f"{path}: no profile {chosen!r}: the study has no profiles; drop --profile")
         raise HarnessError(f"{path}: no profile {chosen!r}; choose one of {', '.join(study.profiles)}")
-    prof = study.profiles[chosen]
+    return chosen, study.profiles[chosen]
+
+
+def trial_count(study: StudyConfig, prof: Profile) -> int | None:
+    """The trials one profile runs: the grid's size (variants x search x seeds), or n_trials for TPE."""
+    if study.sampler == "tpe":
+        return prof.n_trials or study.n_trials
+    search = prof.search if prof.search is not None else study.search
+    count = len([v for v in study.variants if prof.only is None or v in prof.only]) if study.variants else 1
+    for values in search.values():
+        count *= len(values) if isinstance(values, list) else 1
+    seeds = prof.seeds if prof.seeds is not None else study.seeds
+    return count * len(seeds or [None])
+
+
+def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
+    """Read, validate and resolve a study YAML; every grid point is validated before anything runs."""
+    path = find_study_file(name_or_path)
+    study = read_study(path)
+    chosen, prof = choose_profile(study, path, profile)
     search = prof.search if prof.search is not None else study.search
     if study.variants:
         search = {VARIANT: [v for v in study.variants if prof.only is None or v in prof.only], **search}
@@ -234,6 +308,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
         variants={name: {**fields, **prof.variants.get(name, {})} for name, fields in study.variants.items()},
         source=read_utf8(path),
         path=str(path.resolve()),
+        profiles_available=list(study.profiles),
     )
     resolved.grid_runs()
     return resolved

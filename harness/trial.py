@@ -44,6 +44,16 @@ class TrialContext:
     progress: bool = True
     threads: int = 0  # torch CPU threads of this worker (0: not set), recorded as a tag
     keep_model: Callable[[float], bool] = lambda value: False  # the study's save_top_k rule
+    announce: Callable[[str], None] | None = None  # a line for the terminal (long steps: final evaluation)
+
+
+def paper_default_tags(run_spec: ResolvedRun) -> dict[str, str]:
+    """`paper_defaults` (what the method's paper defaults changed in fields the study left unset) and
+    `paper_defaults.source` (where they come from), on runs where they changed something."""
+    if not run_spec.paper_defaults:
+        return {}
+    return {"paper_defaults": run_spec.paper_defaults_note(),
+            "paper_defaults.source": run_spec.method.run_defaults_source or run_spec.method.name}  # fmt: skip
 
 
 def seed_everything(seed: int) -> None:
@@ -80,6 +90,7 @@ def run_trial(
         "threads": str(ctx.threads or torch.get_num_threads()),
         **hardware_tags(pick_device(config.device), config.precision),
         **({"variant": run_spec.variant} if run_spec.variant else {}),
+        **paper_default_tags(run_spec),
     }
     run = ctx.tracker.start_child(
         ctx.experiment_id, ctx.parent_run_id, f"trial-{number} {label}".strip(), tags
@@ -88,7 +99,7 @@ def run_trial(
         on_start(run.run_id)
         run.log_params(run_spec.flat())
         run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
-        value = _train_and_evaluate(run_spec, ctx, run, report)
+        value = _train_and_evaluate(run_spec, ctx, run, report, number)
     except KeyboardInterrupt:
         run.finish("KILLED", "interrupted (Ctrl-C); re-run the study to run this trial again")
         raise
@@ -110,7 +121,11 @@ def run_trial(
 
 
 def _train_and_evaluate(
-    run_spec: ResolvedRun, ctx: TrialContext, run: LoggedRun, report: Callable[[int, float], None]
+    run_spec: ResolvedRun,
+    ctx: TrialContext,
+    run: LoggedRun,
+    report: Callable[[int, float], None],
+    number: int = 0,
 ) -> float:
     config = run_spec.settings
     seed_everything(config.seed)
@@ -166,6 +181,8 @@ def _train_and_evaluate(
     )
     if cache is not None:
         record_cache_use(cache, run, ctx.tracker)
+    if ctx.announce:
+        ctx.announce(f"trial {number}: {objective.final_note()}")
     metrics, results = objective.final()
     run.log_metrics(
         {

@@ -45,6 +45,7 @@ class Method(nn.Module):
     needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
     # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins
     run_defaults: ClassVar[dict[str, Any]] = {}
+    run_defaults_source: ClassVar[str] = ""  # where they come from (paper section, repo@commit file:line)
 
     def __init__(self, encoder: Encoder | None, params: BaseModel) -> None:
         super().__init__()

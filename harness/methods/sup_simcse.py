@@ -47,6 +47,7 @@ class SupSimCSE(PipelineMethod):
         "pooling": "cls_before_pooler", "epochs": 3, "batch_size": 512, "lr": 5e-5, "max_seq_length": 32,
         "warmup_ratio": 0.0,
     }  # fmt: skip
+    run_defaults_source = "princeton-nlp/SimCSE@49fa580 run_sup_example.sh:22-32"
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:

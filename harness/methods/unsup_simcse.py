@@ -28,6 +28,7 @@ class UnsupSimCSE(PipelineMethod):
         "pooling": "cls_before_pooler", "epochs": 1, "batch_size": 64, "lr": 3e-5, "max_seq_length": 32,
         "warmup_ratio": 0.0,
     }  # fmt: skip
+    run_defaults_source = "princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20"
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:

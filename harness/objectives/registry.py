@@ -26,6 +26,7 @@ class Objective:
     """One trial's scoring. `encode` / `final_encode` are None where the method has no encoder."""
 
     name: ClassVar[str] = ""
+    reads_final_tasks: ClassVar[bool] = False  # scores embeddings at the end: `final_tasks` picks the tasks
 
     def __init__(
         self,
@@ -53,6 +54,11 @@ class Objective:
                 f"{where}: field 'objective_metric': {chosen!r} is not a dev score of the {cls.name!r} "
                 f"objective of method {run.settings.method!r}; choose one of {', '.join(choices)}"
             )
+        if run.settings.final_tasks is not None and not cls.reads_final_tasks:
+            raise HarnessError(
+                f"{where}: field 'final_tasks' applies to runs scored on embeddings (STS), and method "
+                f"{run.settings.method!r} is scored by the {cls.name!r} objective; remove it"
+            )
 
     @property
     def dev_metric(self) -> str:
@@ -76,6 +82,10 @@ class Objective:
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """(MLflow metrics, the JSON-able results) of the final weights."""
         raise NotImplementedError
+
+    def final_note(self) -> str:
+        """What `final()` is about to do, for the terminal (it can take minutes)."""
+        return f"final evaluation ({self.name})"
 
     @classmethod
     def preflight(cls, run: ResolvedRun, data_dir: Path) -> None:

@@ -18,6 +18,8 @@ DEV_TASK = "STSBenchmark-dev"
 
 @register_objective("sts")
 class STSObjective(Objective):
+    reads_final_tasks = True
+
     @classmethod
     def metric_choices(cls, run: Any) -> tuple[str, ...]:
         return ("STSBenchmark.spearman", "STSBenchmark.pearson")
@@ -29,10 +31,16 @@ class STSObjective(Objective):
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """The STS test sets, plus the `eval_suite`'s tasks (SentEval transfer: Liao Tables 3-5)."""
         s = self.run.settings
-        tasks = final_tasks(s.eval_suite)
+        tasks = final_tasks(s.eval_suite, s.final_tasks)
         results = evaluate_tasks(self.final_encode, self.data_dir, tasks, s.text_variant, s.transfer_preset,
                                  s.transfer_classifier)  # fmt: skip
         return flat_metrics(results), results
+
+    def final_note(self) -> str:
+        s = self.run.settings
+        tasks = final_tasks(s.eval_suite, s.final_tasks)
+        shown = ", ".join(tasks) if len(tasks) <= 3 else f"{', '.join(tasks[:2])}, ..., {tasks[-1]}"
+        return f"evaluating {len(tasks)} task(s): {shown}"
 
     @classmethod
     def check_metric(cls, run: Any, where: str) -> None:
@@ -41,16 +49,26 @@ class STSObjective(Objective):
             final_tasks(run.settings.eval_suite)
         except HarnessError as exc:
             raise HarnessError(f"{where}: field 'eval_suite': {exc}") from None
+        try:
+            final_tasks(run.settings.eval_suite, run.settings.final_tasks)
+        except HarnessError as exc:
+            raise HarnessError(f"{where}: field 'final_tasks': {exc}") from None
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         variant = run.settings.text_variant
-        for name in final_tasks(run.settings.eval_suite):
+        for name in final_tasks(run.settings.eval_suite, run.settings.final_tasks):
             get_task(name).load(data_dir, variant)
         load_sts_task(data_dir, "STSBenchmark", variant, "dev")
 
 
-def final_tasks(choice: str) -> list[str]:
-    """The STS test sets, then the other tasks of `choice` (a suite's name or a comma list of tasks)."""
+def final_tasks(choice: str, chosen: list[str] | None = None) -> list[str]:
+    """The STS test sets, then the other tasks of `choice` (a suite's name or a comma list of tasks); or,
+    with `final_tasks` (`chosen`: task and suite names), exactly those tasks."""
+    if chosen is not None:
+        if not chosen:
+            raise HarnessError("an empty list scores nothing; name tasks or a suite (see `harness tasks`)")
+        named = [t for name in chosen for t in (resolve_tasks(suite=name) if name in suites() else [name])]
+        return list(dict.fromkeys(resolve_tasks(named)))
     named = resolve_tasks(suite=choice) if choice in suites() else resolve_tasks(choice)
     return [*STS_TASKS, *(t for t in named if t not in STS_TASKS)]

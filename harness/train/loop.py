@@ -248,6 +248,7 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
             on_metrics(state.step, {"train.epoch": stage.first_epoch + stage_step // per_epoch})
         last = index == len(stages) - 1 and stage_step == total
         if last or (stage.scored and evaluates_now(stage_step, total, per_epoch, config.eval_every)):
+            bar.set_postfix({**postfix, "now": "evaluating dev"}, refresh=True)  # a dev pass takes seconds
             score = dev_score()
             if score > state.best:
                 state.best, state.best_step = score, state.step

@@ -43,3 +43,4 @@ declare_aggregate(
     "mean over STS12-16 of SentEval's size-weighted mean Spearman of each year's subsets (Liao Table 2)",
 )
 declare_suite("sts", STS_TEST)
+declare_suite("quick", ("STSBenchmark",))  # own studies iterating: the STS-B test set alone (seconds)

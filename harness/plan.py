@@ -1,0 +1,131 @@
+"""`harness run-study STUDY --dry-run`: every trial's fields, its training steps and what it needs (the
+hub, files, a GPU), read from the YAML and the local data alone. Nothing is written: no Optuna study, no
+MLflow store, no model is loaded.
+
+Steps per stage are min(epochs x ceil(examples / batch_size), max_steps). Where a stage packs its
+examples into batches by another rule (SNLI groups of pairs, task round robins) the count is marked `~`;
+a step budget shorter than the epochs makes it exact."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sized
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.run_spec import ResolvedRun
+from harness.study_spec import ResolvedStudy
+
+HUB_VALUES = {"train_data": "snli_hub", "glue_source": "hub"}  # fields whose value reads from the hub
+
+
+def hub_needs(run: ResolvedRun) -> list[str]:
+    """What this run downloads from the Hugging Face hub (nothing offline)."""
+    from harness.model.encoder import resolve_model_name
+
+    flat = run.flat()
+    needs = [f"{field}={flat[field]}" for field, value in HUB_VALUES.items() if flat.get(field) == value]
+    if run.method.needs_encoder:
+        try:
+            name = resolve_model_name(run.settings.model)
+        except HarnessError:
+            name = run.settings.model
+        if not Path(name).is_dir():
+            needs.insert(0, f"model {run.settings.model}")
+    return needs
+
+
+def _units(data: Any) -> tuple[int, bool] | None:
+    """(training examples in one stage's data, whether batches are plain slices of them), or None where
+    the data has no length. SNLI groups count their pairs (batch_size counts pairs) and are packed whole."""
+    if not isinstance(data, Sized) or isinstance(data, str | bytes):
+        return None
+    head = [item for _, item in zip(range(5), data, strict=False)]
+    if head and all(isinstance(item, list) for item in head):
+        return sum(len(item) for item in data), False
+    return len(data), True
+
+
+def planned_steps(run: ResolvedRun, data: Any) -> str:
+    """The run's training steps over all its stages, e.g. '60' or '~1200'; '?' where unknown."""
+    from harness.methods.pipeline import PipelineData, PipelineMethod
+
+    s = run.settings
+    if isinstance(data, PipelineData) and issubclass(run.method, PipelineMethod):
+        specs = run.method.pipeline(run.params)
+        stages = [(spec.schedule(s), d) for spec, d in zip(specs, data.stages, strict=True)]
+    else:
+        stages = [((s.epochs, s.lr, s.batch_size, s.max_steps), data)]
+    total, exact = 0, True
+    for (epochs, _lr, batch, budget), stage_data in stages:
+        counted = _units(stage_data)
+        budget = budget or None
+        if counted is None:
+            if budget is None:
+                return "?"
+            total, exact = total + budget, False  # at most the budget
+            continue
+        units, plain = counted
+        full = epochs * math.ceil(units / batch)  # packing whole groups only adds batches
+        if budget is not None and budget <= full:
+            total += budget
+        else:
+            total, exact = total + full, exact and plain
+    return f"{total}" if exact else f"~{total}"
+
+
+def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
+    """Lines for the terminal: a header, then per trial its searched values, steps and needs."""
+    from harness.methods.base import DataSources
+
+    lines = [
+        f"study {study.name}, profile {study.profile}: {study.n_trials} trial(s), sampler {study.sampler}"
+        + (f" ({study.description})" if study.description else ""),
+        f"data: {data_dir}" + ("" if data_dir.is_dir() else "  (MISSING: give --data-dir)"),
+    ]
+    if study.sampler != "grid":
+        lines.append("TPE: the searched values are drawn per trial; the fields below are the base's")
+    grid = study.grid()
+    runs = study.grid_runs()
+    notes = sorted({r.paper_defaults_note() for r in runs if r.paper_defaults})
+    for note in notes:
+        lines.append(f"paper defaults (fields the study leaves unset): {note}")
+    lines.append("every trial: " + ", ".join(f"{k}={v}" for k, v in study.base.items()))
+    for name, fields in study.variants.items():
+        lines.append(f"variant {name}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+    total_known = 0
+    for number, run in enumerate(runs):
+        values = dict(zip(grid, _combo(grid, number), strict=True)) if grid else {}
+        needs = hub_needs(run)
+        steps = "?"
+        if not needs:
+            try:
+                data = run.method.load_train_data(run, DataSources(data_dir, None))
+                steps = planned_steps(run, data)
+            except (HarnessError, OSError) as exc:
+                steps = f"? ({str(exc).splitlines()[0][:80]})"
+        total_known += int(steps.lstrip("~")) if steps.lstrip("~").isdigit() else 0
+        shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(the base)"
+        need = f"  needs the hub: {', '.join(needs)}" if needs else ""
+        lines.append(f"  trial {number}: {shown}  steps {steps}{need}")
+    lines.append(f"training steps in all: {total_known} (where known); {_device_line()}")
+    return lines
+
+
+def _combo(grid: dict[str, list[Any]], number: int) -> list[Any]:
+    """The `number`-th point of the grid in itertools.product order (as `grid_runs` lists them)."""
+    sizes = [len(v) for v in grid.values()]
+    picks = []
+    for size in reversed(sizes):
+        picks.append(number % size)
+        number //= size
+    return [values[i] for values, i in zip(grid.values(), reversed(picks), strict=True)]
+
+
+def _device_line() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"GPU here: {torch.cuda.get_device_name(0)}"
+    return "no GPU here: training runs on the CPU (paper profiles are sized for a GPU)"
