@@ -124,9 +124,8 @@ def run_study_cmd(
         heartbeat=heartbeat,
         threads=threads,
     )
-    command = f"harness run-study {study} --profile {resolved.profile}" + (
-        f" --eval {eval_tasks}" if eval_tasks else ""
-    )
+    named = f" --profile {resolved.profile}" if resolved.profiles_available else ""
+    command = f"harness run-study {study}{named}" + (f" --eval {eval_tasks}" if eval_tasks else "")
     _study_outcome(resolved, opt, tracking_uri, command)
     failed, skipped = failed_trials(opt)
     for trial in skipped:
@@ -438,50 +437,40 @@ def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
     run_server(opened, host=host, port=port)
 
 
-def _summary(cls: type) -> str:
-    doc = sys.modules[cls.__module__].__doc__ or cls.__doc__ or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
-
-
-def _fields(model: type) -> str:
-    shown = (
-        f"{f.alias or k}={f.get_default(call_default_factory=True)!r}" if not f.is_required() else k
-        for k, f in model.model_fields.items()
-    )
-    return ", ".join(shown) or "-"
-
-
 @cli.command("methods")
-def methods_cmd() -> None:
-    """List the registered methods, stage kinds and objectives with their fields."""
-    from harness.objectives.registry import OBJECTIVES
-    from harness.registry import METHODS
-    from harness.stages.registry import STAGES
+@click.option("--method", "only", metavar="NAME", help="one method only")
+@click.option("--run-fields", is_flag=True, help="the run fields every method shares (model, lr, ...)")
+def methods_cmd(only: str | None, run_fields: bool) -> None:
+    """The registered methods with their fields (one a line), then the stage kinds and objectives."""
+    from harness.listings import method_lines, run_field_lines
 
-    for name, cls in METHODS.entries().items():
-        click.echo(f"{name:17s} {_summary(cls)}\n{'':17s} params: {_fields(cls.Params)}")
-    click.echo("\nstage kinds (method: pipeline, stages: [{KIND: VARIETY, field: value, ...}]):")
-    for name, cls in STAGES.entries().items():
-        click.echo(f"{name:17s} {_summary(cls)}\n{'':17s} fields: {_fields(cls)}")
-    click.echo("\nobjectives (a method names one; objective_metric picks its dev score):")
-    for name, cls in OBJECTIVES.entries().items():
-        click.echo(f"{name:17s} {_summary(cls)}")
+    for line in run_field_lines() if run_fields else method_lines(only):
+        click.echo(line)
 
 
 @cli.command("studies")
-def studies_cmd() -> None:
-    """List the studies in studies/ with their profiles."""
-    import yaml
+@click.option("--tracking-uri", help=TRACKING_HELP)
+def studies_cmd(tracking_uri: str | None) -> None:
+    """The studies in studies/: profiles and their trial counts, finished trials here, descriptions."""
+    from harness.listings import study_lines
+    from harness.study_spec import STUDIES_DIR
 
-    from harness.study_spec import STUDIES_DIR, load_study
+    for line in study_lines(sorted(STUDIES_DIR.glob("*.yaml")), tracking_uri):
+        click.echo(line)
 
-    paths = sorted(STUDIES_DIR.glob("*.yaml"))
-    width = max((len(p.stem) for p in paths), default=0)
-    for path in paths:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        for profile in raw.get("profiles", {}):
-            study = load_study(str(path), profile)
-            click.echo(f"{study.name:{width}s} {profile:8s} {study.sampler:5s} {study.n_trials:4d} trials")
+
+@cli.command("new")
+@click.argument("name")
+@click.option("--method", required=True, help="a registered method (see `harness methods`)")
+@click.option(
+    "--out", help="where to write it (default: studies/NAME.yaml, so `harness run-study NAME` runs it)"
+)
+def new_cmd(name: str, method: str, out: str | None) -> None:
+    """Write a commented study YAML for METHOD that runs offline in minutes: the start of an own study."""
+    from harness.new_study import write_study
+
+    path = write_study(name, method, out)
+    click.echo(f"wrote {path}; see its trials with `harness run-study {name if not out else path} --dry-run`")
 
 
 from harness.cache_cli import cache_group  # noqa: E402  (its own file: the stage cache's commands)

@@ -9,6 +9,7 @@ a step budget shorter than the epochs makes it exact."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sized
 from pathlib import Path
 from typing import Any
@@ -17,23 +18,20 @@ from harness.errors import HarnessError
 from harness.run_spec import ResolvedRun
 from harness.study_spec import ResolvedStudy
 
-HUB_VALUES = {"train_data": "snli_hub", "glue_source": "hub"}  # fields whose value reads from the hub
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
-def hub_needs(run: ResolvedRun) -> list[str]:
-    """What this run downloads from the Hugging Face hub (nothing offline)."""
+def model_needs(run: ResolvedRun) -> list[str]:
+    """The model, where it is not on this machine (a hub id: downloaded at the first trial)."""
     from harness.model.encoder import resolve_model_name
 
-    flat = run.flat()
-    needs = [f"{field}={flat[field]}" for field, value in HUB_VALUES.items() if flat.get(field) == value]
-    if run.method.needs_encoder:
-        try:
-            name = resolve_model_name(run.settings.model)
-        except HarnessError:
-            name = run.settings.model
-        if not Path(name).is_dir():
-            needs.insert(0, f"model {run.settings.model}")
-    return needs
+    if not run.method.needs_encoder:
+        return []
+    try:
+        name = resolve_model_name(run.settings.model)
+    except HarnessError:
+        return [f"model {run.settings.model} (no such folder)"]
+    return [] if Path(name).is_dir() else [f"model {run.settings.model} from the hub"]
 
 
 def _units(data: Any) -> tuple[int, bool] | None:
@@ -79,6 +77,7 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
     """Lines for the terminal: a header, then per trial its searched values, steps and needs."""
     from harness.methods.base import DataSources
 
+    os.environ.update(OFFLINE)  # a dry run downloads nothing: what fails offline needs the hub
     lines = [
         f"study {study.name}, profile {study.profile}: {study.n_trials} trial(s), sampler {study.sampler}"
         + (f" ({study.description})" if study.description else ""),
@@ -97,17 +96,16 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
     total_known = 0
     for number, run in enumerate(runs):
         values = dict(zip(grid, _combo(grid, number), strict=True)) if grid else {}
-        needs = hub_needs(run)
-        steps = "?"
-        if not needs:
-            try:
-                data = run.method.load_train_data(run, DataSources(data_dir, None))
-                steps = planned_steps(run, data)
-            except (HarnessError, OSError) as exc:
-                steps = f"? ({str(exc).splitlines()[0][:80]})"
+        needs, steps = model_needs(run), "?"
+        try:
+            steps = planned_steps(run, run.method.load_train_data(run, DataSources(data_dir, None)))
+        except Exception as exc:  # offline: hub data sets fail here, and so does a missing file
+            needs.append(
+                f"training data: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"
+            )
         total_known += int(steps.lstrip("~")) if steps.lstrip("~").isdigit() else 0
         shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(the base)"
-        need = f"  needs the hub: {', '.join(needs)}" if needs else ""
+        need = f"  needs: {'; '.join(needs)}" if needs else ""
         lines.append(f"  trial {number}: {shown}  steps {steps}{need}")
     lines.append(f"training steps in all: {total_known} (where known); {_device_line()}")
     return lines

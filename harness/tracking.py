@@ -7,6 +7,7 @@ children of one parent run safely. Default store: sqlite under `.harness/` with 
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import subprocess
@@ -20,6 +21,9 @@ from mlflow.tracking import MlflowClient
 
 from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
+
+logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
