@@ -54,7 +54,7 @@ def worker_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="harness", message="%(prog)s %(version)s")
+@click.version_option(package_name="harness", message="harness %(version)s")
 def cli() -> None:
     """Run, track and report contrastive sentence-embedding experiments."""
 

@@ -52,7 +52,10 @@ BASE = "name: s\ndefault_profile: p\nprofiles: {p: {}}\n"
         (BASE + "search: {tau: [0.1, -1]}\n", r"field 'tau': Input should be greater than 0"),
         (BASE + "base: {method: scll}\n", r"unknown method 'scll'; did you mean scl"),
         (BASE + "sampler: random\n", r"field 'sampler'"),
-        ("name: s\nprofiles: {p: {}}\n", r"default_profile 'paper' is not one of the profiles"),
+        (
+            "name: s\ndefault_profile: q\nprofiles: {p: {}}\n",
+            r"default_profile 'q' is not one of the profiles \(p\)",
+        ),
         ("name: [\n", r"not valid YAML"),
     ],
 )

@@ -1,0 +1,209 @@
+"""Issue 21: a researcher's own study: no profiles needed, quick final tasks, the paper defaults a method
+applies said and tagged, a dry run that writes nothing, and what the terminal shows."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.errors import HarnessError
+from harness.study_spec import STUDIES_DIR, load_study, read_study, trial_count
+from tests.helpers import child_runs, harness
+
+
+def own_study(tmp_path: Path, tiny_bert: Path, **profiles: dict) -> Path:
+    """The issue's first YAML (unsup_simcse on wiki, temperature searched), on the tiny BERT."""
+    config = {
+        "name": "my_simcse",
+        "description": "SimCSE temperature on wiki sentences",
+        "base": {
+            "method": "unsup_simcse",
+            "model": str(tiny_bert),
+            "contrastive_data": ["wiki"],
+            "max_steps": 3,
+            "batch_size": 16,
+            "final_tasks": ["STSBenchmark"],
+            "precision": "fp32",
+        },
+        "search": {"temperature": [0.05, 0.1]},
+        **({"profiles": profiles} if profiles else {}),
+    }
+    path = tmp_path / "my_simcse.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.slow
+def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny_bert: Path) -> None:
+    path = own_study(tmp_path, tiny_bert)
+    result = harness("run-study", str(path))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("profile base (the default)\n")
+    assert "paper defaults for fields the study leaves unset: pooling=cls_before_pooler (not mean)" in out
+    assert "max_seq_length=32 (not 128)" in out
+    assert out.count("evaluating 1 task(s): STSBenchmark") == 2
+    assert sum(line.startswith("trial ") and " dev score " in line for line in out.splitlines()) == 2
+    assert "\r" not in out + result.stderr and "\x1b[" not in out + result.stderr  # no bars off a terminal
+    assert "best: trial " in out and "(the objective)" in out
+    assert "next: `harness report my_simcse`" in out
+    assert f"`harness run-study {path}`" in out  # no --profile for a study that has none
+    runs = child_runs("my_simcse")
+    assert len(runs) == 2 and all(r.info.status == "FINISHED" for r in runs)
+    for run in runs:
+        assert run.data.tags["profile"] == "base"
+        assert run.data.tags["paper_defaults"].startswith("pooling=cls_before_pooler (not mean)")
+        assert "run_unsup_example.sh" in run.data.tags["paper_defaults.source"]
+        scored = {k for k in run.data.metrics if "STSBenchmark" in k and "dev" not in k}
+        assert scored and not any(k.startswith("STS12") or "STS12" in k for k in run.data.metrics)
+    report = harness("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "reports" / "my_simcse" / "runs.csv").is_file()
+    listed = harness("studies").stdout  # shipped studies only: this one lives in tmp_path
+    assert "finished here" in listed
+
+
+def test_dry_run_lists_every_trial_and_writes_nothing(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path
+) -> None:
+    path = own_study(tmp_path, tiny_bert)
+    result = harness("run-study", str(path), "--dry-run")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("study my_simcse, profile base: 2 trial(s), sampler grid")
+    assert "  trial 0: temperature=0.05  steps 3" in lines and "  trial 1: temperature=0.1  steps 3" in lines
+    assert any(line.startswith("paper defaults (fields the study leaves unset): pooling=") for line in lines)
+    assert not harness_home.exists()  # no journal, no MLflow store
+
+
+def test_dry_run_of_the_smoke_profile_counts_its_steps() -> None:
+    result = harness("run-study", "lambda_tau_sweep", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "profile smoke" in result.stdout.splitlines()[0]
+    assert result.stdout.count("steps 60") == 4 and "training steps in all: 240" in result.stdout
+
+
+def test_dry_run_says_what_a_paper_profile_needs_from_the_hub() -> None:
+    result = harness("run-study", "lambda_tau_sweep", "--profile", "paper", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    trials = [line for line in result.stdout.splitlines() if line.startswith("  trial ")]
+    assert len(trials) == 30
+    assert all(
+        "needs: model google/bert_uncased_L-8_H-512_A-8 from the hub; training data:" in t for t in trials
+    )
+
+
+def test_the_default_profile_is_smoke_else_the_only_one_else_the_base(tmp_path: Path) -> None:
+    def study(text: str) -> Path:
+        path = tmp_path / "s.yaml"
+        path.write_text("name: s\nbase: {train_data: snli_local}\n" + text)
+        return path
+
+    assert load_study(str(study(""))).profile == "base"
+    assert load_study(str(study("profiles: {paper: {}, smoke: {}}\n"))).profile == "smoke"
+    assert load_study(str(study("profiles: {tiny: {}}\n"))).profile == "tiny"
+    assert (
+        load_study(str(study("default_profile: paper\nprofiles: {paper: {}, smoke: {}}\n"))).profile
+        == "paper"
+    )
+    with pytest.raises(
+        HarnessError, match=r"has profiles a, b and no default_profile; choose one with --profile"
+    ):
+        load_study(str(study("profiles: {a: {}, b: {}}\n")))
+    with pytest.raises(HarnessError, match=r"no profile 'smoke': the study has no profiles; drop --profile"):
+        load_study(str(study("")), "smoke")
+
+
+def test_every_shipped_study_defaults_to_its_smoke_profile() -> None:
+    for path in STUDIES_DIR.glob("*.yaml"):
+        assert load_study(str(path)).profile == "smoke", path.name
+
+
+def test_trial_counts_of_the_listing_equal_the_resolved_studies() -> None:
+    """`harness studies` counts trials from the YAML alone; the counts equal the resolved studies'."""
+    for path in sorted(STUDIES_DIR.glob("*.yaml")):
+        study = read_study(path)
+        for name, profile in study.profiles.items():
+            assert trial_count(study, profile) == load_study(str(path), name).n_trials, (path.name, name)
+
+
+def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    from harness.study_spec import with_final_tasks
+
+    path = own_study(tmp_path, tiny_bert, paper={}, smoke={})
+    quick = with_final_tasks(load_study(str(path), "smoke"), "quick,SICKRelatedness")
+    assert all(r.settings.final_tasks == ["quick", "SICKRelatedness"] for r in quick.grid_runs())
+    with pytest.raises(HarnessError, match=r"--eval changes the paper profile's evaluation"):
+        with_final_tasks(load_study(str(path), "paper"), "quick")
+    refused = harness("run-study", str(path), "--profile", "paper", "--eval", "quick")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+
+
+def test_final_tasks_resolve_suites_and_refuse_unknown_tasks_and_task_objectives(tmp_path: Path) -> None:
+    from harness.objectives.sts import final_tasks
+    from harness.run_spec import resolve_run
+
+    assert final_tasks("sts", ["quick", "SICKRelatedness", "STSBenchmark"]) == [
+        "STSBenchmark",
+        "SICKRelatedness",
+    ]
+    assert final_tasks("transfer")[:7] == final_tasks("sts") and "MR" in final_tasks("transfer")
+    with pytest.raises(HarnessError, match=r"field 'final_tasks'.*STSBenchmrk"):
+        resolve_run({"method": "scl", "final_tasks": ["STSBenchmrk"]})
+    with pytest.raises(HarnessError, match=r"field 'final_tasks' applies to runs scored on embeddings"):
+        resolve_run({"method": "multitask", "final_tasks": ["quick"]})
+
+
+def test_paper_defaults_are_recorded_only_where_they_change_a_field_left_unset() -> None:
+    from harness.run_spec import resolve_run
+
+    run = resolve_run({"method": "unsup_simcse", "pooling": "mean", "lr": 2.0e-5})
+    changed = {field for field, _, _ in run.paper_defaults}
+    assert "pooling" not in changed and "lr" not in changed  # set by the study: its own value wins
+    assert {"max_seq_length", "warmup_ratio"} <= changed and run.settings.max_seq_length == 32
+    assert "epochs" not in changed  # SimCSE's 1 epoch is the run default already: nothing changed
+    assert resolve_run({"method": "scl"}).paper_defaults == ()
+
+
+METHODS = ["scl", "sbert", "unsup_simcse", "sup_simcse", "multitask", "frozen", "contrastive_first",
+           "supervised_first", "fusion", "supcl_seq", "pipeline", "ensemble", "glove"]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_new_writes_a_study_that_resolves(tmp_path: Path, method: str) -> None:
+    from harness.new_study import write_study
+    from harness.registry import METHODS
+
+    assert method in METHODS.entries()
+    path = write_study(f"my_{method}", method, str(tmp_path / f"my_{method}.yaml"))
+    study = load_study(str(path))  # every grid point validated
+    assert study.profile == "base" and study.n_trials >= 1
+    text = path.read_text()
+    assert text.startswith(f"# my_{method}: a study of your own") and f"harness run-study {path}" in text
+    with pytest.raises(HarnessError, match=r"exists; choose another NAME"):
+        write_study(f"my_{method}", method, str(path))
+
+
+def test_every_registered_method_has_a_new_study_test() -> None:
+    from harness.registry import METHODS  # noqa: N811
+
+    assert set(METHODS.entries()) == set(globals()["METHODS"])
+
+
+def test_version_and_listing_commands_answer_without_torch() -> None:
+    assert harness("--version").stdout.strip().startswith("harness ")
+    code = (
+        "import sys; from harness.cli import cli\n"
+        "cli.main(['studies'], standalone_mode=False)\n"
+        "assert 'torch' not in sys.modules and 'mlflow' not in sys.modules, 'heavy import'\n"
+    )
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "lambda_tau_sweep" in result.stdout
