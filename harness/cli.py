@@ -430,7 +430,9 @@ def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
     try:
         from optuna_dashboard import run_server
     except ImportError:
-        raise HarnessError("optuna-dashboard is not installed; pip install 'harness[scale]'") from None
+        raise HarnessError(
+            "optuna-dashboard is not installed; run `make setup` (or pip install optuna-dashboard)"
+        ) from None
     spec = storage or default_storage()
     opened = open_storage(spec, create=False)
     click.echo(f"optuna-dashboard for {mask_password(spec)}: http://{host}:{port}  (Ctrl-C to stop)")

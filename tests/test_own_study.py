@@ -207,3 +207,14 @@ def test_version_and_listing_commands_answer_without_torch() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "lambda_tau_sweep" in result.stdout
+
+
+def test_the_demo_install_brings_optuna_dashboard() -> None:
+    """`make demo` installs the `demo` extra: `harness dashboard` works on the demo's journal after it."""
+    import tomllib
+
+    from tests.conftest import REPO
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(dep.startswith("optuna-dashboard") for dep in extras["demo"])
+    assert ".[demo]" in (REPO / "Makefile").read_text()
