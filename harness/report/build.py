@@ -38,7 +38,7 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
     """Write the study's tables (.tex), figures (.png) and runs.csv into `folder`; return the LaTeX body
     that includes them (paths prefixed with `prefix`, the folder as seen from the document)."""
     frame, parent = trial_frame(tracker, study, profile)
-    spec = load_spec(study, list(frame.columns))
+    spec = load_spec(study, list(frame.columns), varying_params(frame))
     body = [
         f"Study \\texttt{{{escape_latex(study)}}}, profile "
         f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
@@ -56,6 +56,12 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
             body.append(f"\\emph{{{escape_latex(part.name)} not built: {escape_latex(str(exc))}.}}")
     frame.to_csv(folder / "runs.csv", index=False)
     return "\n\n".join(body)  # a paragraph each
+
+
+def varying_params(frame: pd.DataFrame) -> list[str]:
+    """The params (undotted columns; metric names have a dot) whose value differs between trials."""
+    skip = {"run_id", "trial"}
+    return [c for c in frame.columns if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]
 
 
 def _write_part(part: object, tracker: Tracker, frame: pd.DataFrame, folder: Path, prefix: str) -> str:

@@ -193,17 +193,36 @@ def default_columns(aggregate: str = "STS.avg") -> dict[str, str]:
     return {**members, "Avg.": aggregate}
 
 
-def load_spec(study: str, metrics: list[str] | None = None) -> ReportSpec:
-    """The study's spec, or a default table over the runs' STS scores (or, when they have none, their
-    dev scores) when `reports/<study>.yaml` does not exist."""
+def default_spec(study: str, metrics: list[str], varying: list[str]) -> ReportSpec:
+    """A study without `reports/<study>.yaml` (a researcher's own): one row per trial labelled by the params
+    that differ between trials, and as columns the final STS scores the runs have (STS12-16, STS-B, SICK-R,
+    Avg.), else their dev scores, with the best dev score (the objective) first."""
+    columns = {name: metric for name, metric in default_columns().items() if metric in metrics}
+    dev = {_dev_name(m): m for m in sorted(metrics) if m.startswith("dev.") and m.endswith(".best")}
+    if not columns:
+        dev = {_dev_name(m): m for m in sorted(metrics) if m.startswith("dev.") and not m.endswith(".best")}
+    label = ", ".join(f"{name} = {{{name}}}" for name in varying) or "trial {trial}"
+    caption = (
+        "Scores of each finished trial (x 100): the best dev score (the objective), then the final tasks."
+    )
+    table = RunsTable(name="results", kind="runs", label=label, columns={**dev, **columns}, caption=caption)
+    return ReportSpec(study=study, title=study, tables=[table])
+
+
+def _dev_name(metric: str) -> str:
+    """`dev.STSBenchmark.spearman.best` -> `STS-B dev spearman (best)`."""
+    name = metric.removeprefix("dev.")
+    best = name.endswith(".best")
+    task, _, score = name.removesuffix(".best").partition(".")
+    return f"{SHORT_NAMES.get(task, task)} dev {score}".strip() + (" (best)" if best else "")
+
+
+def load_spec(study: str, metrics: list[str] | None = None, varying: list[str] | None = None) -> ReportSpec:
+    """The study's spec (`reports/<study>.yaml`), or `default_spec` over the runs' `metrics` and the params
+    that vary between them."""
     path = REPORTS_DIR / f"{study}.yaml"
     if not path.is_file():
-        columns = default_columns()
-        if metrics is not None and not set(columns.values()) <= set(metrics):
-            columns = {m: m for m in sorted(metrics) if m.startswith("dev.") and not m.endswith(".best")}
-        table = RunsTable(name="results", kind="runs", label="trial {trial}", columns=columns,
-                          caption="Scores of each finished trial.")  # fmt: skip
-        return ReportSpec(study=study, title=study, tables=[table])
+        return default_spec(study, metrics or [], varying or [])
     try:
         return ReportSpec.model_validate(yaml.safe_load(read_utf8(path)))
     except yaml.YAMLError as exc:

@@ -12,13 +12,25 @@ def test_the_default_columns_are_the_declared_members_of_sts_avg() -> None:
 
 
 def test_default_spec_uses_sts_scores_when_present() -> None:
-    spec = load_spec("no_such_study", [*default_columns().values(), "dev.overall"])
-    assert spec.tables[0].columns == default_columns()
+    spec = load_spec("no_such_study", [*default_columns().values(), "dev.overall", "dev.overall.best"])
+    assert spec.tables[0].columns == {"overall dev (best)": "dev.overall.best", **default_columns()}
+
+
+def test_default_spec_has_the_final_scores_the_runs_have_and_labels_rows_by_searched_params() -> None:
+    """Issue 21: an own study scored on STS-B test alone (final_tasks) shows that score, not dev only."""
+    spec = load_spec(
+        "no_such_study", ["STSBenchmark.spearman", "dev.STSBenchmark.spearman.best"], ["temperature"]
+    )
+    table = spec.tables[0]
+    assert table.columns == {"STS-B dev spearman (best)": "dev.STSBenchmark.spearman.best",
+                             "STS-B": "STSBenchmark.spearman"}  # fmt: skip
+    assert table.label == "temperature = {temperature}"
 
 
 def test_default_spec_falls_back_to_dev_scores() -> None:
     spec = load_spec("no_such_study", ["dev.sst.acc", "dev.overall", "dev.overall.best", "train.loss"])
-    assert spec.tables[0].columns == {"dev.overall": "dev.overall", "dev.sst.acc": "dev.sst.acc"}
+    assert spec.tables[0].columns == {"sst dev acc": "dev.sst.acc", "overall dev": "dev.overall"}
+    assert spec.tables[0].label == "trial {trial}"
 
 
 def test_shipped_specs_validate() -> None:
