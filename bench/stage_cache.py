@@ -19,6 +19,8 @@ from pathlib import Path
 import yaml
 from steps import machine_header
 
+from harness.metric_names import metrics_of
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -78,11 +80,11 @@ def main() -> None:
             print(f"\n{name}: study wall time {wall:.1f} s")
             for run in runs:
                 reused = run.data.tags.get("stage_cache.reused", "-")
-                seconds = run.data.metrics["train.seconds"]
+                seconds = metrics_of(run)["train.seconds"]
                 print(f"  trial {run.data.tags['trial']}: training {seconds:.1f} s, reused: {reused}")
             results[name] = (
                 wall,
-                [{k: v for k, v in r.data.metrics.items() if k != "train.seconds"} for r in runs],
+                [{k: v for k, v in metrics_of(r).items() if k != "train.seconds"} for r in runs],
             )
         (plain, plain_metrics), (cached, cached_metrics) = results["without_cache"], results["with_cache"]
         print(f"\nstudy time {plain:.1f} s -> {cached:.1f} s ({plain / cached:.2f}x); identical metrics: "

@@ -182,7 +182,7 @@ def _study_outcome(
     import math
 
     from harness.study import best_value, done_count
-    from harness.tracking import resolve_tracking_uri
+    from harness.tracking import experiment_url, resolve_tracking_uri
 
     best, name = best_value(opt), resolved.name
     click.echo(f"study {resolved.optuna_name}: {done_count(opt)} of {resolved.n_trials} trial(s) complete")
@@ -193,8 +193,8 @@ def _study_outcome(
         label = _trial_label(trial.params)
         click.echo(f"best: trial {trial.number} ({label}), dev {metric} {best:.4g} (the objective)")
     uri = resolve_tracking_uri(tracking_uri)
-    where = uri if uri.startswith("http") else "`harness ui` (http://127.0.0.1:5000)"
-    click.echo(f"browse: {where}, experiment {name!r}")
+    url = experiment_url(uri, str(opt.user_attrs.get("mlflow_experiment_id", "")))
+    click.echo(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}")
     click.echo(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
     click.echo(f"resume or finish later with the same command: `{command}`")
 
@@ -396,12 +396,12 @@ def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri
 @click.option("--port", default=5000, show_default=True, type=int)
 def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
     """Start the MLflow UI on the harness's tracking store."""
-    from harness.tracking import default_artifact_root, resolve_tracking_uri
+    from harness.tracking import TRAINING_VIEW, default_artifact_root, resolve_tracking_uri
 
     uri = resolve_tracking_uri(tracking_uri)
     if not (uri.startswith("sqlite:") or uri.startswith("postgresql") or uri.startswith("mysql")):
         raise HarnessError(f"{uri} is already a server; open it in a browser instead")
-    click.echo(f"MLflow UI for {uri}: http://{host}:{port}  (Ctrl-C to stop)")
+    click.echo(f"MLflow UI for {uri}: http://{host}:{port}/#/experiments?{TRAINING_VIEW}  (Ctrl-C to stop)")
     cmd = [
         sys.executable,
         "-m",

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.metric_names import metrics_of
 from harness.report.collect import latest_parent
 from harness.staging import staging_dir
 from harness.tracking import PARENT_TAG, Tracker
@@ -24,7 +25,7 @@ def ranked_trials(tracker: Tracker, study: str, profile: str | None) -> list[tup
     )
     scored = []
     for run in runs:
-        best = [v for k, v in run.data.metrics.items() if k.endswith(".best") and k.startswith("dev.")]
+        best = [v for k, v in metrics_of(run).items() if k.endswith(".best") and k.startswith("dev.")]
         if best:
             scored.append((best[0], run))
     if not scored:

@@ -54,7 +54,7 @@ from harness.study import (
 )
 from harness.study_bar import study_bar, update_bar
 from harness.study_spec import ResolvedStudy
-from harness.tracking import Tracker, check_reachable, git_commit, resolve_tracking_uri
+from harness.tracking import NOTE_TAG, Tracker, check_reachable, git_commit, resolve_tracking_uri
 from harness.trial import TrialContext, run_trial
 from harness.workers import WorkerSettings, run_local_workers, watch_external_workers
 
@@ -154,7 +154,7 @@ def _coordinate(
     local = isinstance(storage, JournalStorage)
     watch(storage, tracker)
     requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
-    experiment = tracker.experiment_id(study.name)
+    experiment = tracker.experiment_id(study.name, study.description)
     tags = {
         "study": study.name,
         "profile": study.profile,
@@ -163,6 +163,7 @@ def _coordinate(
         "data_dir": str(root),
         "workers": str(workers),
         "threads": str(threads),
+        **({NOTE_TAG: study.description} if study.description else {}),
     }
     parent = tracker.open_parent(
         experiment, opt.user_attrs.get(PARENT_RUN), f"{study.name} ({study.profile})", tags
@@ -236,7 +237,7 @@ def worker_loop(
             raise GridPointTaken(f"trial {trial.number}: grid point already taken; not run")
         values = suggest(trial, study)
         run = study.resolve(values)
-        label = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
+        label = " ".join(f"{k}={v}" for k, v in values.items())  # in full: the run's name in the UI
 
         def report(step: int, value: float) -> None:
             trial.report(value, step)

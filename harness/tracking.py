@@ -21,12 +21,17 @@ from mlflow.tracking import MlflowClient
 
 from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
+from harness.metric_names import logged
 
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
 logging.getLogger("alembic").setLevel(logging.WARNING)
 
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
+NOTE_TAG = "mlflow.note.content"  # the description the UI shows on an experiment's or a run's page
+# The UI opens an experiment in the view of its kind; without this tag MLflow 3 opens the GenAI view
+# (traces, evaluations). Values as the UI names them (mlflow/server/js: "mlflow.experimentKind").
+KIND_TAG, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
 
 
 TRACKING_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "file", "http", "https", "databricks")
@@ -76,6 +81,20 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
         )
 
 
+UI = "http://127.0.0.1:5000"  # where `harness ui` serves a local store
+# The UI opens in its GenAI view unless the URL (or the browser's saved choice) says otherwise: MLflow
+# 3.17 reads the view from the `workflowType` query parameter, then localStorage `mlflow.workflowType`.
+TRAINING_VIEW = "workflowType=machine_learning"
+
+
+def experiment_url(uri: str, experiment_id: str) -> str:
+    """The experiment's runs in the UI's model-training view, the best objective first: the server's own
+    address for an http(s) tracking URI, else `harness ui`'s."""
+    base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI
+    order = "orderByKey=metrics.%60objective%60&orderByAsc=false"
+    return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&{order}"
+
+
 def require_store(uri: str) -> str:
     """`uri` for reading only: a sqlite store that does not exist yet is an error, not a new empty file."""
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
@@ -108,17 +127,22 @@ class Tracker:
         self.uri = resolve_tracking_uri(uri)
         self.client = MlflowClient(tracking_uri=self.uri)
 
-    def experiment_id(self, name: str) -> str:
-        """The experiment named `name`, created on first use (artifacts under .harness/ for sqlite)."""
+    def experiment_id(self, name: str, description: str = "") -> str:
+        """The experiment named `name`, created on first use (artifacts under .harness/ for sqlite), a
+        model-training experiment for the UI, with `description` as its note where one is given."""
+        tags = {KIND_TAG: MODEL_TRAINING, **({NOTE_TAG: description} if description else {})}
         experiment = self.client.get_experiment_by_name(name)
         if experiment is not None:
             if experiment.lifecycle_stage == "deleted":
                 self.client.restore_experiment(experiment.experiment_id)
+            for key, value in tags.items():
+                if experiment.tags.get(key) != value:
+                    self.client.set_experiment_tag(experiment.experiment_id, key, value)
             return experiment.experiment_id
         location = None
         if self.uri.startswith("sqlite:"):
             location = (default_artifact_root() / name).as_uri()
-        return self.client.create_experiment(name, artifact_location=location)
+        return self.client.create_experiment(name, artifact_location=location, tags=tags)
 
     def open_parent(self, experiment_id: str, run_id: str | None, name: str, tags: dict[str, str]) -> str:
         """Reuse the study's parent run when it still exists (resume), else start a new one."""
@@ -175,7 +199,9 @@ class LoggedRun:
 
     def log_metrics(self, metrics: dict[str, float], step: int = 0, flush: bool = True) -> None:
         now = int(time.time() * 1000)
-        self._pending += [Metric(k, float(v), now, step) for k, v in metrics.items() if math.isfinite(v)]
+        self._pending += [
+            Metric(logged(k), float(v), now, step) for k, v in metrics.items() if math.isfinite(v)
+        ]
         if flush:
             self.flush()
 

@@ -23,6 +23,7 @@ from harness.errors import TrialSkipped
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.methods.base import DataSources
+from harness.metric_names import OBJECTIVE
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder
 from harness.run_spec import ResolvedRun
@@ -93,7 +94,10 @@ def run_trial(
         **paper_default_tags(run_spec),
     }
     run = ctx.tracker.start_child(
-        ctx.experiment_id, ctx.parent_run_id, f"trial-{number} {label}".strip(), tags
+        ctx.experiment_id,
+        ctx.parent_run_id,
+        f"{label} (trial {number})" if label else f"trial {number}",
+        tags,
     )
     try:
         on_start(run.run_id)
@@ -188,6 +192,7 @@ def _train_and_evaluate(
         {
             **metrics,
             f"{objective.dev_metric}.best": outcome.best_dev,
+            OBJECTIVE: outcome.best_dev,  # the trial's Optuna value, a metric of its own in the UI
             "train.best_step": outcome.best_step,
             "train.steps": outcome.steps,
             "train.seconds": outcome.seconds,

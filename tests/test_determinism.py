@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.metric_names import history, metrics_of
 from harness.tracking import Tracker
 from tests.helpers import child_runs, harness, tiny_study
 
@@ -20,9 +21,9 @@ def test_same_seed_in_two_processes_gives_identical_metrics(tmp_path: Path, tiny
         (run,) = child_runs("twice", f"sqlite:///{home / 'mlflow.db'}")
         assert run.data.tags["threads"] == "1"
         tracker = Tracker(f"sqlite:///{home / 'mlflow.db'}")
-        losses = [m.value for m in tracker.client.get_metric_history(run.info.run_id, "train.loss")]
+        losses = [m.value for m in history(tracker.client, run.info.run_id, "train.loss")]
         metrics.append(
-            {**{k: v for k, v in run.data.metrics.items() if k != "train.seconds"}, "losses": losses}
+            {**{k: v for k, v in metrics_of(run).items() if k != "train.seconds"}, "losses": losses}
         )
     assert {"STS12.spearman", "STSBenchmark.spearman", "dev.STSBenchmark.spearman.best"} <= set(metrics[0])
     assert len(metrics[0]["losses"]) == 6

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.metric_names import metrics_of
 from harness.runner import run_study
 from harness.study_spec import load_study
 from tests.helpers import child_runs, harness, tiny_study
@@ -20,7 +21,7 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
                        save_model=True)  # fmt: skip
     run_study(load_study(study), progress=False)
     runs = child_runs("exported")
-    best = max(runs, key=lambda r: r.data.metrics["dev.STSBenchmark.spearman.best"])
+    best = max(runs, key=lambda r: metrics_of(r)["dev.STSBenchmark.spearman.best"])
 
     out = tmp_path / "best"
     result = harness("export", "exported", "--out", str(out))
@@ -33,9 +34,7 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
                      "--no-progress", "--json", str(scored))  # fmt: skip
     assert result.returncode == 0, result.stderr
     spearman = json.loads(scored.read_text())["results"]["STS12"]["spearman"]
-    assert spearman == pytest.approx(
-        best.data.metrics["STS12.spearman"], abs=0.01
-    )  # the best trial's weights
+    assert spearman == pytest.approx(metrics_of(best)["STS12.spearman"], abs=0.01)  # the best trial's weights
 
     again = harness("export", "exported", "--out", str(out))  # not into a non-empty directory
     assert again.returncode == 2 and "is not an empty directory" in again.stderr

@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
+from harness.metric_names import metrics_of
 from harness.study_spec import STUDIES_DIR, load_study, read_study, trial_count
+from harness.tracking import Tracker
 from tests.helpers import child_runs, harness
 
 
@@ -51,14 +53,38 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny
     assert "best: trial " in out and "(the objective)" in out
     assert "next: `harness report my_simcse`" in out
     assert f"`harness run-study {path}`" in out  # no --profile for a study that has none
+    assert "browse: `harness ui`, then http://127.0.0.1:5000/#/experiments/" in out
+    assert "workflowType=machine_learning" in out
     runs = child_runs("my_simcse")
     assert len(runs) == 2 and all(r.info.status == "FINISHED" for r in runs)
+    for run in runs:  # values in full, then the trial number (a narrow name column shows the values)
+        assert (
+            run.info.run_name
+            == f"temperature={run.data.params['temperature']} (trial {run.data.tags['trial']})"
+        )
+    tracker = Tracker()
+    experiment = tracker.client.get_experiment_by_name("my_simcse")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI's model training
+    assert experiment.tags["mlflow.note.content"] == "SimCSE temperature on wiki sentences"
+    (parent,) = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
+    assert parent.data.tags["mlflow.note.content"] == "SimCSE temperature on wiki sentences"
+    assert {"trials/complete", "best/objective"} <= set(parent.data.metrics)
+    for run in runs:  # the UI groups charts by the part before '/': training, dev and final scores apart
+        stored = set(run.data.metrics)
+        assert {
+            "train/loss",
+            "train/steps",
+            "dev/STSBenchmark.spearman",
+            "test/STSBenchmark.spearman",
+        } <= stored
+        assert "objective" in stored and all("/" in k for k in stored - {"objective"})
+        assert run.data.metrics["objective"] == run.data.metrics["dev/STSBenchmark.spearman.best"]
     for run in runs:
         assert run.data.tags["profile"] == "base"
         assert run.data.tags["paper_defaults"].startswith("pooling=cls_before_pooler (not mean)")
         assert "run_unsup_example.sh" in run.data.tags["paper_defaults.source"]
-        scored = {k for k in run.data.metrics if "STSBenchmark" in k and "dev" not in k}
-        assert scored and not any(k.startswith("STS12") or "STS12" in k for k in run.data.metrics)
+        scored = {k for k in metrics_of(run) if "STSBenchmark" in k and "dev" not in k}
+        assert scored and not any(k.startswith("STS12") or "STS12" in k for k in metrics_of(run))
     report = harness("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "reports" / "my_simcse" / "runs.csv").is_file()

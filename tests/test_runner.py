@@ -13,6 +13,7 @@ from pathlib import Path
 import optuna
 import pytest
 
+from harness.metric_names import history, metrics_of
 from harness.report.build import build_report
 from harness.runner import run_study
 from harness.study import open_storage
@@ -40,14 +41,14 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
     experiment = tracker.client.get_experiment_by_name("lambda_tau_sweep")
     parents = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
-    assert parents[0].data.metrics["trials.complete"] == 2
+    assert metrics_of(parents[0])["trials.complete"] == 2
     children = child_runs("lambda_tau_sweep")
     assert len(children) == 2
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
     assert sorted(float(c.data.params["lambda"]) for c in children) == [0.1, 0.9]
     for child in children:
         assert child.info.status == "FINISHED"
-        tags, params, metrics = child.data.tags, child.data.params, child.data.metrics
+        tags, params, metrics = child.data.tags, child.data.params, metrics_of(child)
         assert tags["method"] == "scl" and tags["profile"] == "tiny" and tags["study"] == "lambda_tau_sweep"
         assert tags["data_dir"] and tags["git_commit"] and tags["trial"] in {"0", "1"}
         assert tags["precision"] == "fp32" and tags["cpu.model"] and tags["cpu.capability"]
@@ -55,9 +56,9 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
         scores = [metrics[m] for m in STS_METRICS]
         assert all(-100 <= s <= 100 for s in scores)
         assert metrics["STS.avg"] == pytest.approx(sum(scores) / len(scores))
-        dev = tracker.client.get_metric_history(child.info.run_id, "dev.STSBenchmark.spearman")
+        dev = history(tracker.client, child.info.run_id, "dev.STSBenchmark.spearman")
         assert [m.step for m in dev] == [2, 4]
-        assert len(tracker.client.get_metric_history(child.info.run_id, "train.loss")) == 4
+        assert len(history(tracker.client, child.info.run_id, "train.loss")) == 4
         trial = opt.trials[int(tags["trial"])]
         assert trial.value == pytest.approx(max(m.value for m in dev))
         artifacts = {a.path for a in tracker.client.list_artifacts(child.info.run_id)}
@@ -69,12 +70,12 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
     assert "\\toprule" in grid and "\\bottomrule" in table
     liao = [f"STS1{y}.spearman_wmean" for y in range(2, 7)]  # Liao Table 2: wmean per year, their average
     for child in children:
-        metrics = child.data.metrics
+        metrics = metrics_of(child)
         assert metrics["STS12-16.wmean"] == pytest.approx(sum(metrics[m] for m in liao) / 5)
         assert f"{metrics['STS12-16.wmean']:.2f}" in grid
         for metric in [*liao, "STSBenchmark.spearman", "SICKRelatedness.spearman"]:
             assert f"{metrics[metric]:.2f}" in table
-    best = max(c.data.metrics["STS12-16.wmean"] for c in children)
+    best = max(metrics_of(c)["STS12-16.wmean"] for c in children)
     assert f"\\textbf{{{best:.2f}}}" in grid
     assert (folder / "heatmap_sts_avg.png").stat().st_size > 1000
     assert not list((tmp_path / "build").glob(".*"))  # no staging leftovers

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.metric_names import metrics_of
 from harness.runner import run_study
 from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
@@ -16,7 +17,7 @@ def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
                           max_steps=3)  # fmt: skip
         run_study(load_study(path), progress=False)
         (run,) = child_runs(name)
-        metrics.append({k: v for k, v in run.data.metrics.items() if k != "train.seconds"})
+        metrics.append({k: v for k, v in metrics_of(run).items() if k != "train.seconds"})
     assert metrics[0] == metrics[1]
     assert "dev.overall" in metrics[0] and len(metrics[0]) > 10
 

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from harness.errors import HarnessError
+from harness.metric_names import history, metrics_of
 from harness.tracking import PARENT_TAG, ROLE_TAG, Tracker
 
 
@@ -48,7 +49,7 @@ def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tup
     for run in children:
         row: dict[str, object] = {"run_id": run.info.run_id, "trial": int(run.data.tags.get("trial", -1))}
         row.update({k: _number(v) for k, v in run.data.params.items()})
-        row.update(run.data.metrics)
+        row.update(metrics_of(run))
         rows.append(row)
     frame = pd.DataFrame(rows)
     params = [c for c in children[0].data.params if c in frame.columns]
@@ -87,9 +88,7 @@ def histories(tracker: Tracker, run_ids: list[str], metric: str) -> dict[str, di
     out: dict[str, dict[int, float]] = {}
     for run_id in run_ids:
         points: dict[int, float] = {}
-        for m in sorted(
-            tracker.client.get_metric_history(run_id, metric), key=lambda m: (m.step, m.timestamp)
-        ):
+        for m in sorted(history(tracker.client, run_id, metric), key=lambda m: (m.step, m.timestamp)):
             points.setdefault(m.step, m.value)
         out[run_id] = points
     return out

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from harness.metric_names import canonical
 from harness.model.encoder import resolve_model_name
 from harness.run_spec import ResolvedRun
 from harness.tracking import LoggedRun, Tracker
@@ -104,8 +105,8 @@ def _copy_history(tracker: Tracker, source: str, run: LoggedRun, first_step: int
         metrics = tracker.client.get_run(source).data.metrics
     except Exception:  # another store, or deleted: the tags still name it
         return
-    for name in metrics:
-        for point in tracker.client.get_metric_history(source, name):
+    for stored in metrics:
+        for point in tracker.client.get_metric_history(source, stored):
             if first_step < point.step <= last_step:
-                run.log_metrics({name: point.value}, step=point.step, flush=False)
+                run.log_metrics({canonical(stored): point.value}, step=point.step, flush=False)
     run.flush()

@@ -11,6 +11,7 @@ import torch
 
 from harness.evaluate.cache import EmbeddingCache, fingerprint
 from harness.evaluate.suite import SentenceEncoder
+from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
 from harness.tracking import Tracker
 from tests.helpers import harness
@@ -48,7 +49,7 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     assert len(runs) == 1 and runs[0].info.status == "FINISHED"
     for name in ("precision", "cpu.model", "cpu.capability", "cpu.native_bf16", "cpu.threads"):
         assert runs[0].data.tags[name] == hardware[name]
-    metrics = runs[0].data.metrics
+    metrics = metrics_of(runs[0])
     assert metrics["STS12.spearman"] == pytest.approx(data["STS12"]["spearman"])
     assert metrics["MRPC.f1"] == pytest.approx(data["MRPC"]["f1"])
     assert metrics["AlignUniform.uniformity"] == pytest.approx(data["AlignUniform"]["uniformity"])

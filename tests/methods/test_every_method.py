@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.metric_names import metrics_of
 from harness.registry import method_names
 from harness.runner import run_study
 from harness.study_spec import load_study
@@ -43,8 +44,8 @@ def test_method_trains_two_steps_and_logs(method: str, tmp_path: Path, tiny_bert
     assert [t.state.name for t in opt.trials] == ["COMPLETE"], opt.trials[0].user_attrs
     (run,) = child_runs(f"m-{method}")
     assert run.info.status == "FINISHED" and run.data.tags["method"] == method
-    assert run.data.metrics["train.steps"] >= 2 and "train.loss" in run.data.metrics
-    assert any(k.startswith("dev.") for k in run.data.metrics)
+    assert metrics_of(run)["train.steps"] >= 2 and "train.loss" in metrics_of(run)
+    assert any(k.startswith("dev.") for k in metrics_of(run))
 
 
 def test_ensemble_takes_the_best_run_per_task(tmp_path: Path, tiny_bert: Path) -> None:
@@ -54,7 +55,7 @@ def test_ensemble_takes_the_best_run_per_task(tmp_path: Path, tiny_bert: Path) -
     run_study(load_study(source), tracking_uri=store, progress=False)
     runs = child_runs("mt-source", store)
     best = {
-        m: max(r.data.metrics[m] for r in runs) for m in ("dev.sst.acc", "dev.quora.acc", "dev.sts.pearson")
+        m: max(metrics_of(r)[m] for r in runs) for m in ("dev.sst.acc", "dev.quora.acc", "dev.sts.pearson")
     }
     ensemble = tiny_study(tmp_path, tiny_bert, {"top_k": [1]}, name="mt-ensemble", method="ensemble",
                           source_study="mt-source", model=str(tmp_path / "no-such-model"))  # fmt: skip
@@ -63,6 +64,6 @@ def test_ensemble_takes_the_best_run_per_task(tmp_path: Path, tiny_bert: Path) -
     assert "MLFLOW_TRACKING_URI" not in os.environ  # the store travels in the trial's context
     (run,) = child_runs("mt-ensemble", store)
     for metric, value in best.items():
-        assert run.data.metrics[metric] == pytest.approx(value)  # each task scored by its best run
+        assert metrics_of(run)[metric] == pytest.approx(value)  # each task scored by its best run
     mean = (best["dev.sst.acc"] + best["dev.quora.acc"] + best["dev.sts.pearson"]) / 3
-    assert run.data.metrics["dev.overall"] == pytest.approx(mean)
+    assert metrics_of(run)["dev.overall"] == pytest.approx(mean)

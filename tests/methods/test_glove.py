@@ -13,6 +13,7 @@ import torch
 from harness.evaluate.registry import get_task
 from harness.evaluate.sts import STS_TASKS
 from harness.methods.glove import AverageGlove, GloveParams
+from harness.metric_names import metrics_of
 from harness.model.glove import GloveEmbedder, tokenize
 from harness.runner import run_study
 from harness.study_spec import load_study
@@ -87,8 +88,8 @@ def test_no_vectors_file_skips_the_trial_until_one_is_given(
     assert run.info.status == "KILLED" and run.data.tags["error"] == f"skipped: {notice}"
     tracker = Tracker()
     parent = tracker.client.get_run(run.data.tags["mlflow.parentRunId"])
-    assert parent.info.status == "FINISHED" and parent.data.metrics["trials.skipped"] == 1
-    assert parent.data.metrics["trials.failed"] == 0  # skipped, not an error
+    assert parent.info.status == "FINISHED" and metrics_of(parent)["trials.skipped"] == 1
+    assert metrics_of(parent)["trials.failed"] == 0  # skipped, not an error
     if given is None:  # the file given by the environment: the same study resumes and runs the trial
         monkeypatch.setenv("HARNESS_GLOVE_PATH", str(write_vectors(tmp_path / "v.txt", VECTORS)))
         opt = run_study(load_study(study), progress=False, retry_failed=True)
@@ -116,7 +117,7 @@ def test_study_scores_glove_on_sts_without_a_model(tmp_path: Path, data_dir: Pat
     opt = run_study(load_study(study), progress=False)
     assert [t.state.name for t in opt.trials] == ["COMPLETE"], opt.trials[0].user_attrs
     (run,) = child_runs("glove-sts")
-    metrics = run.data.metrics
+    metrics = metrics_of(run)
     assert run.info.status == "FINISHED" and metrics["train.steps"] == 0
     assert opt.trials[0].value == pytest.approx(metrics["dev.STSBenchmark.spearman"])
     assert all(f"{task}.spearman" in metrics for task in STS_TASKS) and "STS12-16.wmean" in metrics

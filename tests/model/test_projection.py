@@ -13,6 +13,7 @@ from torch import nn
 
 from harness.errors import HarnessError
 from harness.evaluate.suite import SentenceEncoder
+from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
 from harness.model.projection import ProjectedEncoder, projection_head
 from harness.run_spec import resolve_run
@@ -107,5 +108,5 @@ def test_a_trial_scores_sts_with_or_without_the_projection(tmp_path: Path, tiny_
     run_study(load_study(path), progress=False)
     runs = {r.data.params["mlp_at_test"]: r for r in child_runs("mlp-at-test")}
     assert {r.info.status for r in runs.values()} == {"FINISHED"}
-    assert runs["True"].data.metrics["STS.avg"] != runs["False"].data.metrics["STS.avg"]
-    assert runs["True"].data.metrics["train.loss"] == runs["False"].data.metrics["train.loss"]
+    assert metrics_of(runs["True"])["STS.avg"] != metrics_of(runs["False"])["STS.avg"]
+    assert metrics_of(runs["True"])["train.loss"] == metrics_of(runs["False"])["train.loss"]

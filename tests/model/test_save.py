@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder, saved_settings
 
@@ -61,5 +62,5 @@ def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny
     assert saved["settings"]["pooler"] == "cls_before_pooler"  # read from the saved harness.json
     # the downloaded weights score as the trial scored its final model
     assert saved["results"]["STS12"]["spearman"] == pytest.approx(
-        child.data.metrics["STS12.spearman"], abs=0.01
+        metrics_of(child)["STS12.spearman"], abs=0.01
     )

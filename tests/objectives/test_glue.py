@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
+from harness.metric_names import metrics_of
 from harness.objectives.glue import glue_scores
 from harness.runner import run_study
 from harness.study_spec import load_study
@@ -44,6 +45,6 @@ def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: P
                       batch_size=8, objective_metric="RTE.acc")  # fmt: skip
     study = run_study(load_study(path), progress=False)
     (run,) = child_runs("glue-rte")
-    assert run.info.status == "FINISHED" and run.data.metrics["train.steps"] == 5
-    assert 0 <= run.data.metrics["dev.RTE.acc"] <= 100
-    assert study.trials[0].value == run.data.metrics["dev.RTE.acc.best"]
+    assert run.info.status == "FINISHED" and metrics_of(run)["train.steps"] == 5
+    assert 0 <= metrics_of(run)["dev.RTE.acc"] <= 100
+    assert study.trials[0].value == metrics_of(run)["dev.RTE.acc.best"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
+from harness.metric_names import history, metrics_of
 from harness.objectives.registry import OBJECTIVES
 from harness.run_spec import resolve_run
 from harness.runner import run_study
@@ -64,16 +65,16 @@ def test_the_chosen_dev_score_ranks_the_trial_and_picks_the_checkpoint(
                       objective_metric="overall_r01", batch_size=4, max_steps=4, eval_every=1)  # fmt: skip
     study = run_study(load_study(path), progress=False)
     (run,) = child_runs("david-overall")
-    history = Tracker().client.get_metric_history(run.info.run_id, "dev.overall_r01")
-    *during, final = sorted(history, key=lambda m: (m.timestamp, m.step))
-    assert len(during) == 4 and "dev.overall.best" not in run.data.metrics  # one per step, then the final
+    points = history(Tracker().client, run.info.run_id, "dev.overall_r01")
+    *during, final = sorted(points, key=lambda m: (m.timestamp, m.step))
+    assert len(during) == 4 and "dev.overall.best" not in metrics_of(run)  # one per step, then the final
     best = max(m.value for m in during)
-    assert run.data.metrics["dev.overall_r01.best"] == best == study.trials[0].value
+    assert metrics_of(run)["dev.overall_r01.best"] == best == study.trials[0].value
     assert final.value == pytest.approx(best)  # the final scores are those of the restored best checkpoint
     # every dev score is a step metric at each evaluation (per-task curves), consistent with the overall
     steps = {}
     for name in ("dev.sst.acc", "dev.quora.acc", "dev.sts.pearson", "dev.overall"):
-        points = Tracker().client.get_metric_history(run.info.run_id, name)
+        points = history(Tracker().client, run.info.run_id, name)
         steps[name] = {m.step: m.value for m in sorted(points, key=lambda m: m.timestamp)[:4]}
     assert all(sorted(s) == [1, 2, 3, 4] for s in steps.values())
     for step in (1, 2, 3, 4):
@@ -102,7 +103,7 @@ def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
                       keep_best=False)  # fmt: skip
     run_study(load_study(path), progress=False)
     (run,) = child_runs("chen-table-1")
-    metrics = run.data.metrics
+    metrics = metrics_of(run)
     assert {"dev.overall", "dev.sst.acc", "dev.quora.acc", "dev.sts.pearson"} <= set(metrics)
 
     data = multitask_data(data_dir, None)
@@ -151,7 +152,7 @@ def test_a_study_can_score_its_trials_on_the_transfer_tasks(tmp_path: Path, tiny
                       eval_suite="TREC,SST2", transfer_classifier="pytorch")  # fmt: skip
     run_study(load_study(path), progress=False)
     (run,) = child_runs("with-transfer")
-    metrics = run.data.metrics
+    metrics = metrics_of(run)
     assert "STS.avg" in metrics and {"TREC.acc", "TREC.devacc", "SST2.acc"} <= set(metrics)
     assert "transfer.avg" not in metrics  # two of the eight: no average of the eight
     assert run.data.params["transfer_classifier"] == "pytorch"
@@ -183,8 +184,8 @@ def test_a_trial_logs_training_set_scores_beside_the_dev_scores(tmp_path, tiny_b
     run_study(load_study(path), progress=False)
     (child,) = child_runs("trainacc")
     client = Tracker().client
-    train = client.get_metric_history(child.info.run_id, "train_set.sst.acc")
-    dev = client.get_metric_history(child.info.run_id, "dev.sst.acc")
+    train = history(client, child.info.run_id, "train_set.sst.acc")
+    dev = history(client, child.info.run_id, "dev.sst.acc")
     assert [m.step for m in train] == [2, 4] and {m.step for m in dev} == {2, 4}
     assert all(m.value in {k / 40 for k in range(41)} for m in train)  # an accuracy over 40 examples
-    assert "train_set.overall_r01" in child.data.metrics
+    assert "train_set.overall_r01" in metrics_of(child)

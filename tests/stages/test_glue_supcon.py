@@ -15,6 +15,7 @@ from harness.data.glue import read_glue, supcon_labels
 from harness.errors import HarnessError
 from harness.losses import supcon
 from harness.methods.base import DataSources
+from harness.metric_names import metrics_of
 from harness.model.dropout_views import model_dropout
 from harness.model.encoder import Encoder
 from harness.run_spec import resolve_run
@@ -85,8 +86,8 @@ def test_supcl_seq_then_the_probe_on_cola_end_to_end(tmp_path: Path, tiny_bert: 
                       pooling="cls", batch_size=8)  # fmt: skip
     run_study(load_study(path), progress=False)
     (run,) = child_runs("supcl-cola")
-    assert run.info.status == "FINISHED" and run.data.metrics["train.steps"] == 4
-    assert -100 <= run.data.metrics["dev.CoLA.mcc"] <= 100 and "dev.CoLA.acc" in run.data.metrics
+    assert run.info.status == "FINISHED" and metrics_of(run)["train.steps"] == 4
+    assert -100 <= metrics_of(run)["dev.CoLA.mcc"] <= 100 and "dev.CoLA.acc" in metrics_of(run)
 
 
 def test_the_self_supervised_probe_reads_the_tasks_own_sentences(tmp_path: Path, tiny_bert: Path,
@@ -102,8 +103,8 @@ def test_the_self_supervised_probe_reads_the_tasks_own_sentences(tmp_path: Path,
                       pooling="cls", batch_size=8)  # fmt: skip
     run_study(load_study(path), progress=False)
     (run,) = child_runs("unsup-rte")
-    assert run.info.status == "FINISHED" and run.data.metrics["train.steps"] == 4
-    assert 0 <= run.data.metrics["dev.RTE.acc"] <= 100
+    assert run.info.status == "FINISHED" and metrics_of(run)["train.steps"] == 4
+    assert 0 <= metrics_of(run)["dev.RTE.acc"] <= 100
 
 
 def test_dropout_views_average_the_loss_over_one_forward_per_view(tiny_bert: Path, data_dir: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
+from harness.metric_names import history, metrics_of
 from harness.run_spec import resolve_run
 from harness.runner import run_study
 from harness.study_spec import load_study
@@ -39,16 +40,16 @@ def test_three_stages_from_yaml_train_in_order_with_their_own_settings(
     (run,) = child_runs("three-stages")
     assert run.info.status == "FINISHED"
     client = Tracker().client
-    history = sorted(client.get_metric_history(run.info.run_id, "train.stage"), key=lambda m: m.step)
-    stage = [m.value for m in history]
-    lrs = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "train.lr")}
+    stages = sorted(history(client, run.info.run_id, "train.stage"), key=lambda m: m.step)
+    stage = [m.value for m in stages]
+    lrs = {m.step: m.value for m in history(client, run.info.run_id, "train.lr")}
     assert stage == [0, 0, 1, 1, 1, 2, 2, 2, 2]  # in order, each with its own step budget
-    assert run.data.metrics["train.steps"] == 9
+    assert metrics_of(run)["train.steps"] == 9
     # no warm-up, linear decay per stage: after a stage's first of n steps, lr * (n - 1) / n
     assert lrs[1] == pytest.approx(1e-3 * 1 / 2)
     assert lrs[3] == pytest.approx(5e-4 * 2 / 3)
     assert lrs[6] == pytest.approx(2e-5 * 3 / 4)  # the run's lr where the stage sets none
-    assert "dev.overall" in run.data.metrics  # a fine-tuning stage: scored on the CS224N dev sets
+    assert "dev.overall" in metrics_of(run)  # a fine-tuning stage: scored on the CS224N dev sets
     config = client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path))
     logged = yaml.safe_load(Path(config).read_text())
     assert [list(s)[0] for s in logged["stages"]] == ["contrastive", "contrastive", "finetune"]

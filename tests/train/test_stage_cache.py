@@ -13,6 +13,7 @@ import pytest
 import torch
 import yaml
 
+from harness.metric_names import metrics_of
 from harness.runner import run_study
 from harness.study_spec import load_study
 from harness.train.stage_cache import StageCache, StageState, capture_rng
@@ -124,7 +125,7 @@ def _pipeline_study(tmp_path: Path, tiny_bert: Path, name: str, cache: bool, **b
 
 def _results(name: str) -> dict[int, dict[str, float]]:
     return {
-        int(r.data.tags["trial"]): {k: v for k, v in r.data.metrics.items() if k != "train.seconds"}
+        int(r.data.tags["trial"]): {k: v for k, v in metrics_of(r).items() if k != "train.seconds"}
         for r in child_runs(name)
     }
 
