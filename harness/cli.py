@@ -366,9 +366,20 @@ def report_cmd(
     if book == (study is not None):
         raise HarnessError("name one STUDY or give --all (the book of every study), not both or neither")
     if book:
-        folder = build_book(tracking_uri, out, profile, pdf=not no_pdf)
-    else:
-        folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
+        built = build_book(tracking_uri, out, profile, pdf=not no_pdf)
+        total = len(built.built) + len(built.not_run)
+        pdf_path = built.folder / "book.pdf"
+        written = pdf_path if pdf_path.exists() else built.folder / "book.tex"
+        names = ", ".join(built.built) or "none"
+        click.echo(f"book written to {written}: {len(built.built)} of {total} studies built ({names})")
+        if built.not_run:
+            click.echo(
+                f"{len(built.not_run)} studies have no runs yet (listed on the book's first page); run:"
+            )
+            for command in built.not_run.values():
+                click.echo(f"  {command}")
+        return
+    folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
         click.echo(f"  {path.name}")

@@ -51,14 +51,19 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
     assert sorted(r for r in rows[1:] if not r.startswith("\\quad")) == ["baseline", "fusion"]  # one each
     assert sum(r.startswith("\\quad Chen Table 1") for r in rows) == 2  # the paper's rows under both
 
-    book = build_book(None, str(tmp_path / "reports"), None, pdf=False)  # `harness report --all`
+    built = build_book(None, str(tmp_path / "reports"), None, pdf=False)  # `harness report --all`
+    book = built.folder
     document = (book / "book.tex").read_text()
-    assert document.count("\\section{") == 5  # one section per paper: all five have a shipped study
+    assert document.count("\\section{") == 1  # a section per paper with runs: Chen's
     assert (
         "\\input{unsup_strategies/dev_scores.tex}" in document
         and (book / "unsup_strategies" / "dev_scores.tex").is_file()
     )
-    assert "run `harness run-study lambda\\_tau\\_sweep` first" in document  # a study never run says so
+    assert built.built == ["unsup_strategies"] and len(built.not_run) == 22
+    assert not (book / "lambda_tau_sweep").exists()  # no empty folder for a study never run
+    # the studies never run: one page, each with the exact command, profile included
+    assert document.count("\\section*{Studies not run yet}") == 1
+    assert "\\texttt{harness run-study lambda\\_tau\\_sweep -{}-profile smoke}" in document
 
 
 def test_every_variant_is_validated_before_anything_runs(tmp_path: Path, tiny_bert: Path) -> None:

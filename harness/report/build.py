@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -15,7 +16,18 @@ from harness.report.collect import histories, trial_frame, unfinished_trials
 from harness.report.errors import errors_latex
 from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, line_frame
 from harness.report.projection import projection
-from harness.report.spec import Bar, Curve, ErrorsTable, GridTable, Line, Projection, RunsTable, load_spec
+from harness.report.setting import Setting, paper_setting
+from harness.report.spec import (
+    Bar,
+    Curve,
+    ErrorsTable,
+    GridTable,
+    Line,
+    Projection,
+    ReportSpec,
+    RunsTable,
+    load_spec,
+)
 from harness.report.tables import escape_latex, grid_latex, runs_latex
 from harness.staging import staging_dir
 from harness.tracking import Tracker, require_store, resolve_tracking_uri
@@ -39,23 +51,37 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
     that includes them (paths prefixed with `prefix`, the folder as seen from the document)."""
     frame, parent = trial_frame(tracker, study, profile)
     spec = load_spec(study, list(frame.columns), varying_params(frame))
-    body = [
-        f"Study \\texttt{{{escape_latex(study)}}}, profile "
-        f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
-        f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials.",
-    ]
-    if spec.requires:
-        body.append(f"\\emph{{The paper profile needs: {escape_latex(spec.requires)}}}")
-    for line in unfinished_trials(tracker, parent):
-        body.append(f"\\emph{{Not in the tables: {escape_latex(line)}}}")
+    referenced = any(getattr(table, "reference", None) for table in spec.tables)
+    setting = paper_setting(study, frame) if referenced else None
+    notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
+    if setting is not None and not setting.matches:
+        notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
+                     "are printed for reference, without the difference harness - paper.")  # fmt: skip
+    notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
+    parts = []
     for part in [*spec.tables, *spec.figures]:
         try:
-            body.append(_write_part(part, tracker, frame, folder, prefix))
+            parts.append(_write_part(part, tracker, frame, folder, prefix, setting))
         except HarnessError as exc:  # e.g. a smoke profile that does not evaluate what this part shows
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
-            body.append(f"\\emph{{{escape_latex(part.name)} not built: {escape_latex(str(exc))}.}}")
+            notes.append(f"{part.name} not built: {exc}.")
+    intro = (
+        f"Study \\texttt{{{escape_latex(study)}}}, profile "
+        f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
+        f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials."
+    )
     frame.to_csv(folder / "runs.csv", index=False)
-    return "\n\n".join(body)  # a paragraph each
+    return "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
+
+
+def notes_box(notes: list[str]) -> str:
+    """The report's notices (what the paper profile needs, rows left out, parts not built) in one framed
+    box under the study's line, so the tables follow each other undisturbed."""
+    items = "\n".join(f"\\item {escape_latex(note)}" for note in notes)
+    return (
+        "\\noindent\\fbox{\\parbox{\\dimexpr\\linewidth-2\\fboxsep-2\\fboxrule\\relax}{\\small\\textbf{Notes}"
+        f"\\begin{{itemize}}\\setlength{{\\itemsep}}{{0pt}}\n{items}\n\\end{{itemize}}}}}}"
+    )
 
 
 def varying_params(frame: pd.DataFrame) -> list[str]:
@@ -64,13 +90,16 @@ def varying_params(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]
 
 
-def _write_part(part: object, tracker: Tracker, frame: pd.DataFrame, folder: Path, prefix: str) -> str:
+def _write_part(
+    part: object, tracker: Tracker, frame: pd.DataFrame, folder: Path, prefix: str, setting: Setting | None
+) -> str:
     """Write one table (.tex) or figure (.png) of a spec; return the LaTeX that includes it."""
     if isinstance(part, ErrorsTable | GridTable | RunsTable):
         if isinstance(part, ErrorsTable):
             latex = errors_latex(tracker, frame, part)
         else:
-            latex = grid_latex(frame, part) if isinstance(part, GridTable) else runs_latex(frame, part)
+            render = grid_latex if isinstance(part, GridTable) else runs_latex
+            latex = render(frame, part, setting)
         (folder / f"{part.name}.tex").write_text(latex, encoding="utf-8")
         return f"\\input{{{prefix}{part.name}.tex}}"
     path = folder / f"{part.name}.png"
@@ -112,32 +141,69 @@ def build_report(
     return target
 
 
-def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True) -> Path:
+@dataclass
+class Book:
+    """What `harness report --all` wrote: the folder, the studies built, and the commands that would run
+    the others."""
+
+    folder: Path
+    built: list[str] = field(default_factory=list)
+    not_run: dict[str, str] = field(default_factory=dict)  # study -> the command that runs it
+
+
+def run_command(study: str, profile: str | None) -> str:
+    """The command that runs `study` in the profile a book is built from (the smoke profile by default:
+    offline, minutes; a paper profile needs the hub and a GPU)."""
+    return f"harness run-study {study} --profile {profile or 'smoke'}"
+
+
+def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
+    """One page listing the studies without runs: what each fills and the exact command."""
+    rows = "\n".join(
+        f"\\texttt{{{escape_latex(study)}}} & {escape_latex(specs[study].title)} & "
+        f"\\texttt{{{escape_latex(command)}}} \\\\"
+        for study, command in book.not_run.items()
+    )
+    return (
+        "\\section*{Studies not run yet}\n"
+        f"{len(book.not_run)} of {len(specs)} studies have no finished runs in this MLflow store, so the "
+        "book has no section for them. Each runs with the command beside it, then "
+        "\\texttt{harness report --all} again.\n\n\\small"
+        "\\begin{tabular}{@{}p{0.2\\linewidth}p{0.42\\linewidth}p{0.34\\linewidth}@{}}\n"
+        "\\toprule study & tables & command\\\\\n\\midrule\n"
+        f"{rows}\n\\bottomrule\n\\end{{tabular}}\\normalsize\n\\clearpage"
+    )
+
+
+def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True) -> Book:
     """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
-    subsection per study (its spec's title), each study's files in its own folder; a study without runs
-    gets a line saying how to run it."""
+    subsection per study that has runs (its spec's title), each study's files in its own folder; the
+    studies without runs listed on one page with the command that runs each."""
     from harness.study_spec import STUDIES_DIR
 
     tracker = Tracker(require_store(resolve_tracking_uri(tracking_uri)))
     target = Path(out) / "book"
     staging = staging_dir(target.parent, ".book-", "the book")
+    book = Book(target)
     try:
         sections: dict[str, list[str]] = {}
-        for study in sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")):
-            spec = load_spec(study)
+        specs = {p.stem: load_spec(p.stem) for p in sorted(STUDIES_DIR.glob("*.yaml"))}
+        for study, spec in specs.items():
             (staging / study).mkdir()
             try:
                 body = write_study(study, tracker, staging / study, profile, prefix=f"{study}/")
-            except HarnessError as exc:
-                body = f"Not built: {escape_latex(str(exc))}."
-                if spec.requires:
-                    body += f" The paper profile needs: {escape_latex(spec.requires)}"
+            except HarnessError:  # no runs (or none finished) in this store
+                (staging / study).rmdir()
+                book.not_run[study] = run_command(study, profile)
+                continue
+            book.built.append(study)
             part = f"\\subsection{{{escape_latex(spec.title)}}}\n{body}\n\\clearpage"
             sections.setdefault(spec.paper, []).append(part)
         body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + "\n".join(parts)
                           for paper, parts in sorted(sections.items()))  # fmt: skip
+        front = "\\tableofcontents\n\\clearpage\n" + (not_run_page(book, specs) if book.not_run else "")
         document = DOCUMENT.format(title="Reproduction book: the five papers' tables, paper beside harness",
-                                   body="\\tableofcontents\n\\clearpage\n" + body)  # fmt: skip
+                                   body=front + "\n" + body)  # fmt: skip
         (staging / "book.tex").write_text(document, encoding="utf-8")
         if pdf:
             _compile(staging, "book")
@@ -145,7 +211,7 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return target
+    return book
 
 
 def _compile(folder: Path, name: str = "report") -> None:

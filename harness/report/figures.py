@@ -20,6 +20,31 @@ from harness.report.spec import Bar, Curve, Heatmap, Line  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
 
 GREEK = {"lambda": "λ", "tau": "τ"}
+SCORES = {
+    "spearman": "Spearman x 100", "pearson": "Pearson x 100",
+    "spearman_wmean": "weighted-mean Spearman x 100", "spearman_mean": "mean Spearman x 100",
+    "wmean": "mean of the weighted-mean Spearman x 100", "avg": "average Spearman x 100",
+    "acc": "accuracy (%)", "f1": "F1 (%)", "mcc": "MCC x 100", "loss": "loss", "overall": "overall score",
+    "overall_r01": "overall score ((r + 1) / 2 for STS)",
+}  # fmt: skip
+SECTIONS = {"dev": "dev", "train": "training", "train_set": "train-set"}
+
+
+def in_words(metric: str) -> str:
+    """An axis or colourbar label for a metric key: `STS12-16.wmean` -> 'STS12-16 mean of the weighted-mean
+    Spearman x 100', `dev.sst.acc` -> 'dev sst accuracy (%)'; unknown parts stay as they are."""
+    from harness.report.spec import SHORT_NAMES
+
+    parts = metric.split(".")
+    section = SECTIONS.get(parts[0]) if len(parts) > 1 else None
+    parts = parts[1:] if section else parts
+    words = [SHORT_NAMES.get(p, SCORES.get(p, p)) for p in parts if p != "best"]
+    return " ".join([*([section] if section else []), *words]) + (" (best)" if parts[-1] == "best" else "")
+
+
+def _title(ax: plt.Axes, text: str) -> None:
+    """A title wrapped to the figure's width (about 9 characters an inch), never clipped."""
+    ax.set_title(textwrap.fill(text, max(24, int(ax.figure.get_figwidth() * 9))), fontsize=11)
 
 
 def heatmap(frame: pd.DataFrame, spec: Heatmap, path: Path) -> None:
@@ -42,8 +67,8 @@ def heatmap(frame: pd.DataFrame, spec: Heatmap, path: Path) -> None:
     if finite.any():
         i, j = np.unravel_index(np.nanargmax(values), values.shape)
         ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2.5))
-    ax.set_title(textwrap.fill(spec.title or spec.metric, 60))
-    fig.colorbar(image, ax=ax, label=spec.metric)
+    _title(ax, spec.title or in_words(spec.metric))
+    fig.colorbar(image, ax=ax, label=textwrap.fill(in_words(spec.metric), 40))
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
@@ -77,8 +102,8 @@ def curve(points: pd.DataFrame, spec: Curve | Line, path: Path) -> None:
         if (stats["count"] > 1).any():
             ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.2)
     ax.set_xlabel(GREEK.get(spec.x, spec.x))
-    ax.set_ylabel(spec.metric)
-    ax.set_title(textwrap.fill(spec.title or spec.metric, 60))
+    ax.set_ylabel(textwrap.fill(in_words(spec.metric), 40))
+    _title(ax, spec.title or in_words(spec.metric))
     ax.grid(alpha=0.3)
     if points["label"].astype(str).str.len().any():
         ax.legend(fontsize=8)
@@ -132,7 +157,7 @@ def bar(mean: pd.DataFrame, std: pd.DataFrame, spec: Bar, path: Path) -> None:
                width, yerr=errors, capsize=3, label=str(label))  # fmt: skip
     ax.set_xticks(range(len(groups)), groups)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_title(textwrap.fill(spec.title or spec.name, 60))
+    _title(ax, spec.title or spec.name)
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8)
     _save(fig, path)

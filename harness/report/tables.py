@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from harness.errors import HarnessError
 from harness.report.collect import filter_runs, row_labels
+from harness.report.setting import Setting
 from harness.report.spec import Derived, GridTable, RunsTable
 
 BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
-LATEX_NAMES = {"lambda": r"$\lambda$", "tau": r"$\tau$"}
+GREEK = {"lambda": r"$\lambda$", "tau": r"$\tau$"}  # params printed as the papers print them
 
 
 def _require(frame: pd.DataFrame, columns: list[str], table: str) -> None:
@@ -29,7 +32,7 @@ def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table:
     return grid.sort_index().sort_index(axis=1)
 
 
-def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
+def grid_latex(frame: pd.DataFrame, spec: GridTable, setting: Setting | None = None) -> str:
     """The metric over rows x columns (mean over a cell's runs), the best cell in bold; `rename` names
     values, `derived_rows` add differences or means of rows (David et al. Table 9), and `reference` rows
     print the paper's values under a row, with the difference."""
@@ -47,8 +50,9 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable) -> str:
         table.index, table.columns = [shown(v) for v in table.index], [shown(v) for v in table.columns]
     count.index = grid.index
     grid, std, count = _derived_rows(grid, std, count, spec.derived_rows, spec.name)
-    rows, columns = (LATEX_NAMES.get(name, escape_latex(name)) for name in (spec.rows, spec.columns))
-    return _render(grid, std, count, spec, best_overall=True, corner=f"{rows} \\textbackslash{{}} {columns}")
+    rows, columns = (GREEK.get(name, escape_latex(name)) for name in (spec.rows, spec.columns))
+    corner = f"{rows} \\textbackslash{{}} {columns}"
+    return _render(grid, std, count, spec, best_overall=True, corner=corner, setting=setting)
 
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
@@ -109,13 +113,13 @@ def _derived_rows(
     return mean, std, count
 
 
-def runs_latex(frame: pd.DataFrame, spec: RunsTable) -> str:
+def runs_latex(frame: pd.DataFrame, spec: RunsTable, setting: Setting | None = None) -> str:
     """Means (with +- std and n where a label has several runs, e.g. seeds), the best mean per column in
     bold (ties as printed bold alike; derived rows never), and under each label with a `reference` its
     paper's values and the difference harness - paper (a reference whose label has no runs yet is left
     out). `transpose` swaps rows and columns, the paper's values and differences then under each metric."""
     mean, std, count = runs_summary(frame, spec)
-    return _render(mean, std, count, spec)
+    return _render(mean, std, count, spec, setting=setting)
 
 
 def _render(
@@ -125,9 +129,12 @@ def _render(
     spec: RunsTable | GridTable,
     best_overall: bool = False,
     corner: str | None = None,
+    setting: Setting | None = None,
 ) -> str:
     """The LaTeX of a summary (rows x columns of means), bold best per column (or over the whole table),
-    reference and difference rows under referenced labels, transposed on request."""
+    reference and difference rows under referenced labels, transposed on request. The differences are
+    shown only where the runs were made at the paper's setting (`setting`, harness.report.setting);
+    elsewhere the paper's rows say which model they are, and the caption says why no difference."""
     digits = spec.digits
     best = mean[count > 0].round(digits).max()
     if best_overall:
@@ -153,9 +160,12 @@ def _render(
         return f"{mean.at[label, column] - value:+.{digits}f}"
 
     def name(label: str) -> str:
-        return escape_latex(label) + (f" ($n={count[label]}$)" if count[label] > 1 else "")
+        return latex_label(label) + (f" ($n={count[label]}$)" if count[label] > 1 else "")
 
+    comparable = setting is None or setting.matches
     source = escape_latex(spec.reference_source)
+    if not comparable:
+        source += f" ({escape_latex(setting.paper_model)})"  # type: ignore[union-attr]
     rows: list[tuple[str, list[str]]] = []
     transpose = getattr(spec, "transpose", False)
     outer, inner = (
@@ -169,30 +179,37 @@ def _render(
         rows.append((escape_latex(key) if transpose else name(key), at(cell)))
         labels = inner if transpose else [key]
         if any(spec.reference.get(label) for label in labels):
-            unique = "{}" * len(rows)  # an empty group keeps the reference rows' labels distinct
-            rows.append((f"\\quad {source}{unique}", at(paper)))
-            rows.append((f"\\quad $\\Delta${unique}", at(delta)))
+            rows.append((f"\\quad {source}", at(paper)))
+            if comparable:
+                rows.append(("\\quad $\\Delta$", at(delta)))
     headers = [name(label) for label in inner] if transpose else [escape_latex(c) for c in inner]
-    shown = pd.DataFrame([cells for _, cells in rows], index=[n for n, _ in rows], columns=headers)
-    shown.columns.name = corner
-    return _booktabs(shown.style, spec.name, spec.caption)
+    caption = spec.caption
+    if spec.reference and not comparable:
+        caption += (
+            f" The paper's rows are {escape_latex(setting.paper_model)} at the paper's setting; these runs "  # type: ignore[union-attr]
+            f"differ ({escape_latex(setting.differences)}), so no difference is shown."  # type: ignore[union-attr]
+        )
+    shown = pd.DataFrame([[label, *cells] for label, cells in rows], columns=[corner or "", *headers])
+    return _booktabs(shown.style.hide(axis="index"), spec.name, caption, labelled=True)
 
 
 WIDE = 8  # tables with more columns are scaled to the text width
 
 
-def _booktabs(styler: Styler, name: str, caption: str) -> str:
+def _booktabs(styler: Styler, name: str, caption: str, labelled: bool = False) -> str:
     """A centred booktabs table, placed where it is written ([H]), numbers right-aligned; a wide one
-    (SupCL-Seq Table 2's eleven GLUE columns) scaled to the text width."""
+    (SupCL-Seq Table 2's eleven GLUE columns) scaled to the text width. `labelled`: the first column
+    holds the row labels (the index hidden, so labels need not be unique)."""
+    numbers = styler.data.shape[1] - (1 if labelled else 0)
     latex = styler.to_latex(
         hrules=True,
         caption=caption or None,
         label=f"tab:{name}",
         position="H",
         position_float="centering",
-        column_format="l" + "r" * styler.data.shape[1],
+        column_format="l" + "r" * numbers,
     )
-    if styler.data.shape[1] > WIDE:
+    if numbers > WIDE:
         latex = latex.replace("\\begin{tabular}", "\\resizebox{\\linewidth}{!}{\\begin{tabular}", 1)
         latex = latex.replace("\\end{tabular}", "\\end{tabular}}", 1)
     return latex
@@ -204,6 +221,13 @@ LATEX_SPECIALS = {
     "<": r"\textless{}", ">": r"\textgreater{}",
     "[": "{[}", "]": "{]}",  # a row starting with [ after \\ would be read as the line break's spacing
 }  # fmt: skip
+
+
+def latex_label(text: str) -> str:
+    """A row label for a paper's table: plain text escaped, with `lambda = 0.1` and `tau = 1.0` as
+    $\lambda$ = 0.1 and $\tau$ = 1.0."""
+    escaped = escape_latex(text)
+    return re.sub(r"(?<![\w\\])(lambda|tau)(?= =)", lambda m: GREEK[m.group(1)], escaped)
 
 
 def escape_latex(text: str) -> str:

@@ -1,0 +1,62 @@
+"""Whether a report's runs were made at the paper's setting, so that "harness - paper" means something.
+
+The paper's setting is the study's `paper` profile: its model, training data and schedule. The runs
+match it when every one of them has the paper profile's value for each of those fields (whatever their
+profile is called). Otherwise the paper's rows are printed as the paper's (model X) without a
+difference, and the caption says why: a smoke profile's all-MiniLM-L6-v2 after 60 steps beating an
+8-layer BERT trained on all of SNLI says nothing about the method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from harness.errors import HarnessError
+
+SETTING = ("model", "train_data", "snli_splits", "train_limit", "epochs", "max_steps", "batch_size", "lr",
+           "max_seq_length", "glue_source", "quora_train")  # fmt: skip
+PAPER_PROFILE = "paper"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The paper's model and how the runs differ from the paper's setting ('' when they match)."""
+
+    paper_model: str
+    differences: str
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences
+
+
+def _same(run_value: object, paper_value: object) -> bool:
+    try:
+        return float(run_value) == float(paper_value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(run_value) == str(paper_value)
+
+
+def paper_setting(study: str, frame: pd.DataFrame) -> Setting | None:
+    """How the runs in `frame` stand to the study's paper profile; None when the study has none."""
+    from harness.study_spec import find_study_file, load_study
+
+    try:
+        runs = load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()
+    except HarnessError:
+        return None
+    by_variant = {run.variant: run.flat() for run in runs}  # each run against its variant's paper setting
+    first = runs[0].flat()
+    differences = []
+    for field in SETTING:
+        if field not in first or field not in frame.columns:
+            continue
+        rows = frame.get("variant", pd.Series([None] * len(frame), index=frame.index))
+        paper = [by_variant.get(variant, first).get(field) for variant in rows]
+        if not all(_same(v, p) for v, p in zip(frame[field], paper, strict=True)):
+            seen = ", ".join(sorted({str(v) for v in frame[field]}))
+            wanted = ", ".join(sorted({str(p) for p in paper}))
+            differences.append(f"{field} {seen} (paper: {wanted})")
+    return Setting(str(first.get("model", "?")), "; ".join(differences))
