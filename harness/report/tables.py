@@ -224,8 +224,8 @@ LATEX_SPECIALS = {
 
 
 def latex_label(text: str) -> str:
-    """A row label for a paper's table: plain text escaped, with `lambda = 0.1` and `tau = 1.0` as
-    $\lambda$ = 0.1 and $\tau$ = 1.0."""
+    """A row label for a paper's table: plain text escaped, with `lambda = 0.1` and `tau = 1.0` as the
+    Greek letters in math mode (a name such as `lambda_x` stays as it is)."""
     escaped = escape_latex(text)
     return re.sub(r"(?<![\w\\])(lambda|tau)(?= =)", lambda m: GREEK[m.group(1)], escaped)
 
