@@ -160,8 +160,7 @@ def run_command(study: str, profile: str | None) -> str:
 def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
     """One page listing the studies without runs: what each fills and the exact command."""
     rows = "\n".join(
-        f"\\texttt{{{escape_latex(study)}}} & {escape_latex(specs[study].title)} & "
-        f"\\texttt{{{escape_latex(command)}}} \\\\"
+        f"{escape_latex(specs[study].title)} & \\texttt{{{escape_latex(command)}}} \\\\"
         for study, command in book.not_run.items()
     )
     return (
@@ -169,8 +168,8 @@ def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
         f"{len(book.not_run)} of {len(specs)} studies have no finished runs in this MLflow store, so the "
         "book has no section for them. Each runs with the command beside it, then "
         "\\texttt{harness report --all} again.\n\n\\small"
-        "\\begin{tabular}{@{}p{0.2\\linewidth}p{0.42\\linewidth}p{0.34\\linewidth}@{}}\n"
-        "\\toprule study & tables & command\\\\\n\\midrule\n"
+        "\\begin{tabular}{@{}p{0.44\\linewidth}p{0.53\\linewidth}@{}}\n"
+        "\\toprule tables & command\\\\\n\\midrule\n"
         f"{rows}\n\\bottomrule\n\\end{{tabular}}\\normalsize\n\\clearpage"
     )
 

@@ -187,7 +187,7 @@ def _render(
     if spec.reference and not comparable:
         caption += (
             f" The paper's rows are {escape_latex(setting.paper_model)} at the paper's setting; these runs "  # type: ignore[union-attr]
-            f"differ ({escape_latex(setting.differences)}), so no difference is shown."  # type: ignore[union-attr]
+            "are not (see the notes), so no difference is shown."
         )
     shown = pd.DataFrame([[label, *cells] for label, cells in rows], columns=[corner or "", *headers])
     return _booktabs(shown.style.hide(axis="index"), spec.name, caption, labelled=True)
@@ -209,9 +209,9 @@ def _booktabs(styler: Styler, name: str, caption: str, labelled: bool = False) -
         position_float="centering",
         column_format="l" + "r" * numbers,
     )
-    if numbers > WIDE:
-        latex = latex.replace("\\begin{tabular}", "\\resizebox{\\linewidth}{!}{\\begin{tabular}", 1)
-        latex = latex.replace("\\end{tabular}", "\\end{tabular}}", 1)
+    width = "\\linewidth" if numbers > WIDE else "\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi"
+    latex = latex.replace("\\begin{tabular}", f"\\resizebox{{{width}}}{{!}}{{\\begin{{tabular}}", 1)
+    latex = latex.replace("\\end{tabular}", "\\end{tabular}}", 1)  # narrower tables: only when too wide
     return latex
 
 
