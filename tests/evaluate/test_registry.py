@@ -76,5 +76,5 @@ def test_task_names_are_checked() -> None:
         resolve_tasks("STS-12")
     with pytest.raises(HarnessError, match="no task given"):
         resolve_tasks("")
-    with pytest.raises(HarnessError, match="unknown suite 'nope'; choose one of sts, transfer, full"):
+    with pytest.raises(HarnessError, match="unknown suite 'nope'; choose one of sts, quick, transfer, full"):
         resolve_tasks(None, "nope")
