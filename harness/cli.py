@@ -163,15 +163,19 @@ def _load_for_run(study: str, profile: str | None, eval_tasks: str | None) -> Re
 
 
 def _announce(resolved: ResolvedStudy, profile: str | None) -> None:
-    """Say which profile runs when none was named, and what the method's paper defaults change."""
+    """Say which profile runs when none was named and what it changes in the study, and what the
+    methods' paper defaults change in fields the study leaves unset (both tagged on every trial)."""
     if profile is None:
         others = [p for p in resolved.profiles_available if p != resolved.profile]
         hint = f"; other profiles: {', '.join(others)} (--profile NAME)" if others else ""
         click.echo(f"profile {resolved.profile} (the default){hint}")
-    for note in sorted({r.paper_defaults_note() for r in resolved.grid_runs() if r.paper_defaults}):
+        if resolved.profile_changes:
+            click.echo(f"  it sets: {resolved.profile_note()} (tagged profile.changes on each trial)")
+    notes = {(r.paper_defaults_note(), r.method.run_defaults_source) for r in resolved.grid_runs()}
+    for note, source in sorted(n for n in notes if n[0]):
         click.echo(
-            f"paper defaults for fields the study leaves unset: {note}; set them in the study to override "
-            "(tagged paper_defaults on each trial)"
+            f"paper defaults for fields the study leaves unset: {note} [{source}]; set them in the study "
+            "to override (tagged paper_defaults on each trial)"
         )
 
 

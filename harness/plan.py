@@ -87,9 +87,11 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
         lines.append("TPE: the searched values are drawn per trial; the fields below are the base's")
     grid = study.grid()
     runs = study.grid_runs()
-    notes = sorted({r.paper_defaults_note() for r in runs if r.paper_defaults})
-    for note in notes:
-        lines.append(f"paper defaults (fields the study leaves unset): {note}")
+    if study.profile_changes:
+        lines.append(f"profile {study.profile} sets: {study.profile_note()}")
+    notes = sorted({(r.paper_defaults_note(), r.method.run_defaults_source) for r in runs if r.paper_defaults})
+    for note, source in notes:
+        lines.append(f"paper defaults (fields the study leaves unset): {note} [{source}]")
     lines.append("every trial: " + ", ".join(f"{k}={v}" for k, v in study.base.items()))
     for name, fields in study.variants.items():
         lines.append(f"variant {name}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))

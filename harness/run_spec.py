@@ -49,18 +49,35 @@ class ResolvedRun:
         return self.method(encoder, self.params)
 
 
+def method_defaults(named: Any, common: dict[str, Any], own: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The method's paper defaults (`Method.run_defaults`) for run fields and its own parameters the
+    config leaves unset, where they differ from the generic default: (field, value, generic default)."""
+    if not isinstance(named, str):
+        return []
+    method = get_method(named)
+    run_fields, own_fields = RunConfig.model_fields, method.Params.model_fields
+    applied = []
+    for key, value in method.run_defaults.items():
+        if key in run_fields and key not in common:
+            generic = run_fields[key].get_default(call_default_factory=True)
+        elif key in own_fields and key not in own and own_fields[key].alias not in own:
+            generic = own_fields[key].get_default(call_default_factory=True)
+        else:
+            continue
+        if value != generic:
+            applied.append((key, value, generic))
+    return applied
+
+
 def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None = None) -> ResolvedRun:
-    """Split a flat dict into the common settings and the method's own fields, validating both."""
+    """Split a flat dict into the common settings and the method's own fields, validating both; the
+    method's paper defaults fill what the config leaves unset (recorded in `paper_defaults`)."""
     common = {k: v for k, v in flat.items() if k in RunConfig.model_fields}
     own = {k: v for k, v in flat.items() if k not in RunConfig.model_fields}
     named = flat.get("method", RunConfig.model_fields["method"].default)
-    applied: list[tuple[str, Any, Any]] = []
-    if isinstance(named, str):  # the method's paper defaults for run fields the config leaves unset
-        defaults = get_method(named).run_defaults
-        fields = RunConfig.model_fields
-        applied = [(k, v, fields[k].default) for k, v in defaults.items()
-                   if k not in common and v != fields[k].default]  # fmt: skip
-        common = {**defaults, **common}
+    applied = method_defaults(named, common, own)
+    for key, value, _ in applied:
+        (common if key in RunConfig.model_fields else own)[key] = value
     try:
         settings = RunConfig(**common)
     except ValidationError as exc:

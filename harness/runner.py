@@ -229,6 +229,7 @@ def worker_loop(
         threads or torch.get_num_threads(),
         lambda value: among_best(opt, value, study.save_top_k),
         announce=tqdm.write,
+        study_tags=study.profile_tags(),
     )
 
     def objective(trial: optuna.Trial) -> float:

@@ -142,6 +142,20 @@ class ResolvedStudy(BaseModel):
     source: str
     path: str
     profiles_available: list[str] = Field(default_factory=list, description="the YAML's profiles")
+    profile_changes: list[tuple[str, Any, Any]] = Field(
+        default_factory=list, description="(field, the profile's value, the study base's or None): what the "
+        "profile's base changes"
+    )
+
+    def profile_note(self) -> str:
+        """`model=all-MiniLM-L6-v2 (study: unset), max_steps=60 (study: unset)`: what the profile changed."""
+        return ", ".join(
+            f"{k}={v} (study: {'unset' if was is None else was})" for k, v, was in self.profile_changes
+        )
+
+    def profile_tags(self) -> dict[str, str]:
+        """Tags for every trial: what the profile's base changed in the study's (`profile.changes`)."""
+        return {"profile.changes": self.profile_note()} if self.profile_changes else {}
 
     @property
     def optuna_name(self) -> str:
@@ -309,6 +323,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
         source=read_utf8(path),
         path=str(path.resolve()),
         profiles_available=list(study.profiles),
+        profile_changes=[(k, v, study.base.get(k)) for k, v in prof.base.items() if study.base.get(k) != v],
     )
     resolved.grid_runs()
     return resolved

@@ -9,7 +9,7 @@ import socket
 import tempfile
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ class TrialContext:
     threads: int = 0  # torch CPU threads of this worker (0: not set), recorded as a tag
     keep_model: Callable[[float], bool] = lambda value: False  # the study's save_top_k rule
     announce: Callable[[str], None] | None = None  # a line for the terminal (long steps: final evaluation)
+    study_tags: dict[str, str] = field(default_factory=dict)  # on every trial (the profile's changes)
 
 
 def paper_default_tags(run_spec: ResolvedRun) -> dict[str, str]:
@@ -92,6 +93,7 @@ def run_trial(
         **hardware_tags(pick_device(config.device), config.precision),
         **({"variant": run_spec.variant} if run_spec.variant else {}),
         **paper_default_tags(run_spec),
+        **ctx.study_tags,
     }
     run = ctx.tracker.start_child(
         ctx.experiment_id,

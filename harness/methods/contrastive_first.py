@@ -4,6 +4,7 @@ et al.'s UCL / SCL pre-training). For several contrastive stages write `method: 
 
 from __future__ import annotations
 
+from harness.methods.paper_defaults import CHEN_STRATEGIES, CHEN_SOURCE
 from typing import Any
 
 from harness.methods.params import ComposedParams
@@ -25,6 +26,8 @@ def contrastive_stage(params: ComposedParams) -> ContrastiveStage:
 @register_method("contrastive_first")
 class ContrastiveFirst(PipelineMethod):
     Params = ComposedParams
+    run_defaults = CHEN_STRATEGIES
+    run_defaults_source = CHEN_SOURCE
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:

@@ -3,6 +3,7 @@ one `finetune` stage with `heads_only`."""
 
 from __future__ import annotations
 
+from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
 from typing import Any
 
 from harness.methods.pipeline import PipelineMethod
@@ -13,6 +14,8 @@ from harness.stages.registry import StageSpec
 
 @register_method("frozen")
 class FrozenEncoder(PipelineMethod):
+    run_defaults = MINBERT
+    run_defaults_source = MINBERT_SOURCE
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:
         return [FinetuneStage.from_params(params, heads_only=True)]

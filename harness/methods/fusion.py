@@ -5,6 +5,7 @@ two steps are separate updates, never projected (PCGrad is refused)."""
 
 from __future__ import annotations
 
+from harness.methods.paper_defaults import CHEN_STRATEGIES, CHEN_SOURCE
 from typing import Any
 
 from harness.methods.params import MultitaskParams, SimCSEParams
@@ -21,6 +22,8 @@ class FusionParams(MultitaskParams, SimCSEParams):
 @register_method("fusion")
 class Fusion(PipelineMethod):
     Params = FusionParams
+    run_defaults = CHEN_STRATEGIES
+    run_defaults_source = CHEN_SOURCE
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:

@@ -4,6 +4,7 @@ epoch round robin, PCGrad, or a single task. One `finetune` stage on the run's s
 
 from __future__ import annotations
 
+from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
 from typing import Any
 
 from harness.methods.pipeline import PipelineMethod
@@ -14,6 +15,8 @@ from harness.stages.registry import StageSpec
 
 @register_method("multitask")
 class MultitaskFinetune(PipelineMethod):
+    run_defaults = MINBERT
+    run_defaults_source = MINBERT_SOURCE
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:
         return [FinetuneStage.from_params(params)]

@@ -19,12 +19,17 @@ contradiction. An interpretation: the paper gives no labels and the authors' cod
 (Danqi7/584-final@994712c README.md:5 lists only "AUG#1: lambda: 0.5, temperature N/A, pos:3, neg:3");
 contradiction because those are what L_SCL pushes apart. `tau` and `normalize` are L_SCL's and are
 refused with it.
+
+Run defaults (`run_defaults`, also `sbert`'s) are Liao's: the 8-layer uncased BERT with hidden size 512
+(4.2; Danqi7/584-final@0e40add models.py:21 `google/bert_uncased_L-8_H-512_A-8`), mean pooling over the
+output tokens except [CLS] (3; models.py:44, :65: `mean_no_cls`), Adam lr 2e-5 with a linear schedule and
+10% warm-up, batch 64, 1 epoch (4.2), the final model evaluated (4.2: one epoch, no model selection).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import torch
 import torch.nn.functional as F
@@ -91,6 +96,11 @@ class SCLParams(BaseModel):
 @register_method("scl")
 class SupervisedContrastiveNLI(Method):
     Params = SCLParams
+    run_defaults: ClassVar[dict[str, Any]] = {
+        "model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5, "batch_size": 64,
+        "epochs": 1, "warmup_ratio": 0.1, "lr_schedule": "linear", "keep_best": False,
+    }  # fmt: skip
+    run_defaults_source = "Liao 3, 4.2; Danqi7/584-final@0e40add models.py:21, :44, :65"
 
     def __init__(self, encoder: Encoder, params: SCLParams) -> None:
         super().__init__(encoder, params)

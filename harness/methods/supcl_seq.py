@@ -9,11 +9,18 @@ N = 2 with p = 0 and p = 0.1; the code's own docstring, SupCsTrainer.py:34, says
 authors' code adds one more view first, at the model's default dropout (SupCsTrainer.py:66, then one per
 entry of `w_drop_out`, :76): `default_view: true` reproduces that. Its loss is also scaled by
 tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon). The views and their fields are
-harness.model.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE)."""
+harness.model.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE).
+
+Run defaults (`run_defaults`): the pooled [CLS] (footnote 2; SupCsTrainer.py:69 `pooler_output`), 5 epochs
+with Table 4's SST-2 row (lr 5e-5, batch 320; its caption: 5 epochs), weight decay 0.01 and no warm-up
+ratio (the authors' notebook examples/glue_bert_base.ipynb cell 10 warms up 50 steps, which have no
+ratio), the final model (no model selection is described). The probe as the notebook trains it (cell 16):
+lr 1e-3, 5 epochs; its head the classifier AutoModelForSequenceClassification puts on the pooler, dropout
+0.1 and one linear layer."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from pydantic import Field
@@ -29,13 +36,21 @@ from harness.train.multitask import schedule
 
 
 class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
-    classifier_epochs: int = Field(1, gt=0)
-    classifier_lr: float = Field(1e-3, gt=0)
+    classifier_epochs: int = Field(5, gt=0, description="the probe's epochs (the authors' notebook, cell 16)")
+    classifier_lr: float = Field(1e-3, gt=0, description="the probe's lr (the authors' notebook, cell 16)")
 
 
 @register_method("supcl_seq")
 class SupCLSeq(TaskMethod):
     Params = SupCLSeqParams
+    run_defaults: ClassVar[dict[str, Any]] = {
+        "pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01, "warmup_ratio": 0.0,
+        "keep_best": False,
+    }  # fmt: skip
+    run_defaults_source = (
+        "SupCL-Seq footnote 2, Table 4 (SST-2); hooman650/SupCL-Seq@320440f src/SupCsTrainer.py:69, "
+        "examples/glue_bert_base.ipynb cells 10, 16"
+    )
 
     @classmethod
     def trained_tasks(cls, params: Any) -> tuple[str, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.methods.paper_defaults import CHEN_STRATEGIES, CHEN_SOURCE
 from typing import Any
 
 from harness.methods.contrastive_first import contrastive_stage
@@ -15,6 +16,8 @@ from harness.stages.registry import StageSpec
 @register_method("supervised_first")
 class SupervisedFirst(PipelineMethod):
     Params = ComposedParams
+    run_defaults = CHEN_STRATEGIES
+    run_defaults_source = CHEN_SOURCE
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:

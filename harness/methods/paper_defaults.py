@@ -1,0 +1,33 @@
+"""Paper defaults shared by several methods (`Method.run_defaults`): what a method runs with when a study
+leaves a field unset. A study's own value always wins; `harness run-study` prints what these change and
+tags each trial (`paper_defaults`, `paper_defaults.source`). Single-paper methods keep theirs in their
+own file (unsup_simcse, sup_simcse, scl, sbert, supcl_seq).
+
+CS224N (the minBERT default project: Chen, David et al., Phillips):
+
+- `MINBERT`: the multi-task baseline (`multitask`, `frozen`), the starter code's settings the papers
+  share: the pooled [CLS] (Phillips 3.2 "the pooler output for the [CLS] token"), lr 1e-5 and dropout 0.3
+  ("the default values from MinBert", David et al. 4.2.5; Phillips 4.3.1 "Dropout was set to .3"),
+  10 epochs (Chen 5.3, David et al. 4.2.3, Phillips 4.3.1), batch 8 (Phillips 4.3.1), Adam without a
+  schedule (Phillips 4.3.1 "the default parameters for the Adam optimizer"; Chen 7: none used), evaluated
+  after each epoch with the best dev model kept (Chen 5.3; David et al. Fig. 2).
+- `CHEN_STRATEGIES`: Chen's three unsupervised strategies (`contrastive_first`, `supervised_first`,
+  `fusion`; Chen 4.2): the [CLS] hidden state (4.1 "hidden state of the [CLS] token"), lr 1e-5 and batch
+  16 (5.3), 10 epochs (5.3), no schedule (7), dev after each epoch and the best kept (5.3), head dropout 0.3
+  (5.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CS224N_COMMON: dict[str, Any] = {
+    "lr": 1e-5, "epochs": 10, "warmup_ratio": 0.0, "lr_schedule": "constant", "eval_every": "epoch",
+    "keep_best": True, "head_dropout": 0.3,
+}  # fmt: skip
+
+MINBERT: dict[str, Any] = {"pooling": "cls", "batch_size": 8, **CS224N_COMMON}
+MINBERT_SOURCE = "David et al. 4.2.5 (lr, dropout); Phillips 3.2, 4.3.1 (pooler, 10 epochs, batch 8, Adam)"
+
+CHEN_STRATEGIES: dict[str, Any] = {"pooling": "cls_before_pooler", "batch_size": 16, **CS224N_COMMON}
+CHEN_SOURCE = "Chen 4.1 ([CLS] state), 5.3 (lr 1e-5, batch 16, 10 epochs, dev each epoch, dropout 0.3), 7"
