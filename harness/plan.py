@@ -89,8 +89,8 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
     runs = study.grid_runs()
     if study.profile_changes:
         lines.append(f"profile {study.profile} sets: {study.profile_note()}")
-    notes = sorted({(r.paper_defaults_note(), r.method.run_defaults_source) for r in runs if r.paper_defaults})
-    for note, source in notes:
+    notes = {(r.paper_defaults_note(), r.method.run_defaults_source) for r in runs if r.paper_defaults}
+    for note, source in sorted(notes):
         lines.append(f"paper defaults (fields the study leaves unset): {note} [{source}]")
     lines.append("every trial: " + ", ".join(f"{k}={v}" for k, v in study.base.items()))
     for name, fields in study.variants.items():

@@ -143,8 +143,8 @@ class ResolvedStudy(BaseModel):
     path: str
     profiles_available: list[str] = Field(default_factory=list, description="the YAML's profiles")
     profile_changes: list[tuple[str, Any, Any]] = Field(
-        default_factory=list, description="(field, the profile's value, the study base's or None): what the "
-        "profile's base changes"
+        default_factory=list,
+        description="(field, the profile's value, the study base's or None): what the profile's base changes",
     )
 
     def profile_note(self) -> str:

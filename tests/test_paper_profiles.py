@@ -57,6 +57,30 @@ def test_supcl_seq_glue_uses_table_4_per_task() -> None:
     assert runs["standard_RTE"].settings.lr == 2e-5 and runs["standard_RTE"].settings.epochs == 3
 
 
+def test_supcl_seq_studies_run_the_authors_loop_as_the_published_numbers_did() -> None:
+    """Appendix A: implemented on the Hugging Face trainer (the authors' SupCsTrainer): its passes and its
+    tau / 0.07 scale in every SupCL-Seq stage of both studies, paper and smoke profiles."""
+    for name in ("supcl_seq_views", "supcl_seq_glue"):
+        for profile in ("paper", "smoke"):
+            for run in load_study(name, profile).grid_runs():
+                for stage in run.method.pipeline(run.params):
+                    if hasattr(stage, "glue_supcon"):
+                        assert (stage.view_passes, stage.base_temperature) == ("authors_loop", 0.07)
+
+
+def test_supcl_seq_table_3_self_supervised_baseline_is_simcses_architecture() -> None:
+    """3.3: "a re-implementation of Gao et al. (2021)": SimCSE's MLP over the raw [CLS] state in training
+    only (not over BERT's pretrained pooler), the probe on that [CLS] state."""
+    for profile in ("paper", "smoke"):
+        runs = [r for r in load_study("supcl_seq_glue", profile).grid_runs() if "self_supervised" in r.variant]
+        assert runs
+        for run in runs:
+            assert run.settings.pooling == "cls_before_pooler"
+            assert run.params.mlp_projection and run.params.projection == "simcse" and not run.params.mlp_at_test
+            contrastive, probe = run.method.pipeline(run.params)
+            assert contrastive.contrastive == "unsup" and probe.heads_only
+
+
 def test_liao_main_rows_are_the_papers_models_at_tau_1() -> None:
     runs = {r.variant: r for r in load_study("liao_main", "paper").grid_runs()}
     assert runs["sbert_baseline"].params.lam == 0.0
@@ -156,6 +180,7 @@ def test_phillips_paper_profile() -> None:
     for run in runs.values():
         s, p = run.settings, run.params
         assert (s.pooling, s.batch_size, s.lr, p.head_dropout) == ("cls", 8, 1e-5, 0.3)
+        assert p.encoder_dropout == 0.3  # 3.1: attention scores and before layer normalization
         assert (p.paraphrase_head, p.similarity_head) == ("linear", "relu_cosine")
         assert run.method.pipeline(p)[-1].combiner == "batch_round_robin"
     (frozen,) = runs["pretrain"].method.pipeline(runs["pretrain"].params)

@@ -4,9 +4,9 @@ et al.'s UCL / SCL pre-training). For several contrastive stages write `method: 
 
 from __future__ import annotations
 
-from harness.methods.paper_defaults import CHEN_STRATEGIES, CHEN_SOURCE
 from typing import Any
 
+from harness.methods.paper_defaults import CHEN_SOURCE, CHEN_STRATEGIES
 from harness.methods.params import ComposedParams
 from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method

@@ -3,9 +3,9 @@ one `finetune` stage with `heads_only`."""
 
 from __future__ import annotations
 
-from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
 from typing import Any
 
+from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
 from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method
 from harness.stages.finetune import FinetuneStage
@@ -16,6 +16,7 @@ from harness.stages.registry import StageSpec
 class FrozenEncoder(PipelineMethod):
     run_defaults = MINBERT
     run_defaults_source = MINBERT_SOURCE
+
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:
         return [FinetuneStage.from_params(params, heads_only=True)]

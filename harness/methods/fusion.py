@@ -5,9 +5,9 @@ two steps are separate updates, never projected (PCGrad is refused)."""
 
 from __future__ import annotations
 
-from harness.methods.paper_defaults import CHEN_STRATEGIES, CHEN_SOURCE
 from typing import Any
 
+from harness.methods.paper_defaults import CHEN_SOURCE, CHEN_STRATEGIES
 from harness.methods.params import MultitaskParams, SimCSEParams
 from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method

@@ -4,9 +4,9 @@ epoch round robin, PCGrad, or a single task. One `finetune` stage on the run's s
 
 from __future__ import annotations
 
-from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
 from typing import Any
 
+from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
 from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method
 from harness.stages.finetune import FinetuneStage
@@ -17,6 +17,7 @@ from harness.stages.registry import StageSpec
 class MultitaskFinetune(PipelineMethod):
     run_defaults = MINBERT
     run_defaults_source = MINBERT_SOURCE
+
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:
         return [FinetuneStage.from_params(params)]

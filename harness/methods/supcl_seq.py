@@ -6,10 +6,10 @@ classifier is trained with cross-entropy (section 2). Scored on SST-5 dev.
 
 Views: the paper forwards the batch N times, one view per listed dropout probability (section 2, Fig. 1:
 N = 2 with p = 0 and p = 0.1; the code's own docstring, SupCsTrainer.py:34, says the same). The
-authors' code adds one more view first, at the model's default dropout (SupCsTrainer.py:66, then one per
-entry of `w_drop_out`, :76): `default_view: true` reproduces that. Its loss is also scaled by
-tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon). The views and their fields are
-harness.model.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE).
+authors' loop makes other passes (one at the current dropout first; an entry equal to the default 0.1
+keeps the dropout set last, SupCsTrainer.py:66-94): `view_passes: authors_loop` reproduces them. Its
+loss is also scaled by tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon). The views and
+their fields are harness.model.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE).
 
 Run defaults (`run_defaults`): the pooled [CLS] (footnote 2; SupCsTrainer.py:69 `pooler_output`), 5 epochs
 with Table 4's SST-2 row (lr 5e-5, batch 320; its caption: 5 epochs), weight decay 0.01 and no warm-up
@@ -29,7 +29,7 @@ from harness.data.cs224n import MultitaskData
 from harness.losses import cross_entropy
 from harness.methods.params import SentimentHeadParams
 from harness.methods.tasks import TaskMethod
-from harness.model.dropout_views import DropoutViewFields, supcon_views
+from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
 from harness.registry import register_method
 from harness.train.loop import Stage
 from harness.train.multitask import schedule
@@ -44,8 +44,8 @@ class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
 class SupCLSeq(TaskMethod):
     Params = SupCLSeqParams
     run_defaults: ClassVar[dict[str, Any]] = {
-        "pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01, "warmup_ratio": 0.0,
-        "keep_best": False,
+        "pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01,
+        "warmup_ratio": 0.0, "keep_best": False,
     }  # fmt: skip
     run_defaults_source = (
         "SupCL-Seq footnote 2, Table 4 (SST-2); hooman650/SupCL-Seq@320440f src/SupCsTrainer.py:69, "
@@ -56,10 +56,11 @@ class SupCLSeq(TaskMethod):
     def trained_tasks(cls, params: Any) -> tuple[str, ...]:
         return ("sst",)
 
-    def views_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
+    def views_loss(self, rows: list[int], data: MultitaskData, passes: ViewPasses) -> dict[str, torch.Tensor]:
         texts = [data.sst_train.texts[i] for i in rows]
         labels = torch.as_tensor(data.sst_train.labels[rows], device=self.encoder.device)
-        return {"loss": supcon_views(self.encoder, self.params, lambda: self.encoder.embed(texts), labels)}
+        embed = lambda: self.encoder.embed(texts)  # noqa: E731
+        return {"loss": supcon_views(self.encoder, self.params, passes, embed, labels)}
 
     def classifier_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
         self.encoder.eval()
@@ -77,9 +78,11 @@ class SupCLSeq(TaskMethod):
             ]
 
         p = self.params
+        passes = ViewPasses(p, model_dropout(self.encoder))
+        views = [lambda rows: self.views_loss(rows, data, passes)]
         return [
-            Stage("supcon-views", sst, [lambda rows: self.views_loss(rows, data)], config.epochs, config.lr,
-                  config.max_steps, scored=False),  # the classifier is still random: never the best
+            Stage("supcon-views", sst, views, config.epochs, config.lr, config.max_steps,
+                  scored=False),  # the classifier is still random: never the best
             Stage("linear-probe", sst, [lambda rows: self.classifier_loss(rows, data)], p.classifier_epochs,
                   p.classifier_lr, config.max_steps, trainable=lambda: list(self.sentiment.parameters())),
         ]  # fmt: skip

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.methods.paper_defaults import CHEN_STRATEGIES, CHEN_SOURCE
 from typing import Any
 
 from harness.methods.contrastive_first import contrastive_stage
+from harness.methods.paper_defaults import CHEN_SOURCE, CHEN_STRATEGIES
 from harness.methods.params import ComposedParams
 from harness.methods.pipeline import PipelineMethod
 from harness.registry import register_method

@@ -1,10 +1,10 @@
-"""`glue_supcon` stages: SupCL-Seq's first stage on a GLUE task's train split (Sedghamiz et al., 2021,
-section 2; Appendix A Table 4 per task): the supervised contrastive loss (eq. 2, harness.losses.supcon)
-over dropout views of each example, one forward per probability in `views` (harness.model.dropout_views:
-tau 0.05, L2-normalised, `default_view` and `base_temperature` for the authors' code), examples with the
-same label as positives. A pair task's pair is encoded jointly ([CLS] a [SEP] b [SEP], as the `glue`
-stage and the authors' notebook, hooman650/SupCL-Seq@320440f examples/glue_bert_base.ipynb cell 5,
-`tokenizer(s1, s2)`). STS-B's classes are its scores rounded to the first decimal (footnote 3,
+"""`glue_supcon` stages: SupCL-Seq's first stage on a GLUE task's train split (Sedghamiz et al., 2021, section
+2; Appendix A Table 4 per task): the supervised contrastive loss (eq. 2, harness.losses.supcon) over dropout
+views of each example, one forward per probability in `views` (harness.model.dropout_views: tau 0.05,
+L2-normalised, `view_passes: authors_loop` and `base_temperature` for the authors' code), examples with the
+same label as positives. A pair task's pair is encoded jointly ([CLS] a [SEP] b [SEP], as the `glue` stage
+and the authors' notebook, hooman650/SupCL-Seq@320440f examples/glue_bert_base.ipynb cell 5, `tokenizer(s1,
+s2)`). STS-B's classes are its scores rounded to the first decimal (footnote 3,
 harness.data.glue.supcon_labels; the code passes the raw scores, src/SupCsTrainer.py:100).
 
 It trains no head, so a pipeline follows it with the linear probe on the frozen encoder (section 2):
@@ -20,7 +20,7 @@ import torch
 
 from harness.data.glue import GlueSplit, supcon_labels
 from harness.data.glue_source import run_glue
-from harness.model.dropout_views import DropoutViewFields, supcon_views
+from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
 from harness.stages.glue import GlueTaskName, glue_embed
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.batching import random_batches
@@ -37,19 +37,23 @@ class GlueSupConStage(StageSpec, DropoutViewFields):
     def load(self, run: Any, sources: Any) -> GlueSplit:
         return run_glue(run, sources.data_dir, self.glue_supcon, "train")
 
-    def loss(self, method: Any, data: GlueSplit, classes: np.ndarray, rows: list[int]) -> torch.Tensor:
+    def loss(
+        self, method: Any, data: GlueSplit, classes: np.ndarray, passes: ViewPasses, rows: list[int]
+    ) -> torch.Tensor:
         """supcon over the views of the rows' examples; `classes`: every example's (`supcon_labels`)."""
         labels = torch.as_tensor(classes[rows], device=method.encoder.device)
-        return supcon_views(method.encoder, self, lambda: glue_embed(method.encoder, data, rows), labels)
+        embed = lambda: glue_embed(method.encoder, data, rows)  # noqa: E731
+        return supcon_views(method.encoder, self, passes, embed, labels)
 
     def build(self, method: Any, settings: Any, data: GlueSplit) -> Stage:
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         classes = supcon_labels(self.glue_supcon, data.targets)
+        passes = ViewPasses(self, model_dropout(method.encoder))
 
         def batches(rng: random.Random) -> list[list[int]]:
             return random_batches(list(range(len(data))), batch_size, rng)
 
         def loss(rows: list[int]) -> dict[str, torch.Tensor]:
-            return {"loss": self.loss(method, data, classes, rows)}
+            return {"loss": self.loss(method, data, classes, passes, rows)}
 
         return Stage(f"glue_supcon-{self.glue_supcon}", batches, [loss], epochs, lr, max_steps)

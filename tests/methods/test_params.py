@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from harness.errors import HarnessError
 from harness.methods.supcl_seq import SupCLSeqParams
+from harness.model.dropout_views import ViewPasses
 from harness.run_spec import resolve_run
 from tests.helpers import harness
 
@@ -72,15 +73,16 @@ def test_supcl_seq_defaults_follow_the_paper_and_the_authors_view_is_an_option(
     from harness.model.encoder import Encoder
 
     run = resolve_run({"method": "supcl_seq", "views": [0.0, 0.2]})
-    assert run.params.normalize is True and run.params.default_view is False  # footnote 2; section 2
+    assert run.params.normalize is True and run.params.view_passes == "listed"  # footnote 2; section 2
     assert run.params.base_temperature is None
-    for default_view, views in ((False, [0.0, 0.2]), (True, [0.1, 0.0, 0.2])):
-        run = resolve_run({"method": "supcl_seq", "views": [0.0, 0.2], "default_view": default_view})
+    for view_passes, views in (("listed", [0.0, 0.2]), ("authors_loop", [0.1, 0.0, 0.2])):
+        run = resolve_run({"method": "supcl_seq", "views": [0.0, 0.2], "view_passes": view_passes})
         method = run.build(Encoder(str(tiny_bert), "cls", 32))
         seen: list[float] = []
         real = method.encoder.set_dropout
         monkeypatch.setattr(
             method.encoder, "set_dropout", lambda p, seen=seen, real=real: (seen.append(p), real(p))
         )
-        method.views_loss([0, 1, 2, 3], multitask_data(data_dir))
+        passes = ViewPasses(run.params, 0.1)
+        method.views_loss([0, 1, 2, 3], multitask_data(data_dir), passes)
         assert seen == [*views, 0.1]  # one forward per view, then the model's own dropout again

@@ -68,13 +68,73 @@ def test_the_loss_is_supcon_on_the_stacked_views(task: str, tiny_bert: Path, dat
 def test_one_forward_per_view_then_the_models_own_dropout(
     tiny_bert: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stages = [{"glue_supcon": "RTE", "views": [0.0, 0.2], "default_view": True}]
+    stages = [{"glue_supcon": "RTE", "views": [0.0, 0.2]}]
     run, method, [(spec, data)] = built(tiny_bert, data_dir, stages)
     seen: list[float] = []
     real = method.encoder.set_dropout
     monkeypatch.setattr(method.encoder, "set_dropout", lambda p: (seen.append(p), real(p)))
     spec.build(method, run.settings, data).updates[0](ROWS)
-    assert seen == [0.1, 0.0, 0.2, 0.1]  # the code's default-dropout view, the listed ones, then restored
+    assert seen == [0.0, 0.2, 0.1]  # the listed views (the paper's text), then the model's own restored
+
+
+class AuthorsLoopModel:
+    """A rewrite of the authors' training loop's dropout handling (hooman650/SupCL-Seq@320440f
+    src/SupCsTrainer.py:63-94, `def_drop_out=0.1` as in examples/glue_bert_base.ipynb cell 12) over a model
+    that only records the dropout of each forward pass."""
+
+    def __init__(self) -> None:
+        self.p = 0.1  # BERT's configured dropout
+        self.forwards: list[float] = []
+
+    def __call__(self) -> None:
+        self.forwards.append(self.p)
+
+    def compute_loss(self, w_drop_out: list[float], def_drop_out: float = 0.1) -> None:
+        self()  # :66 "Default p = 0.1": whatever the model is at now
+        for p_dpr in w_drop_out:  # :76
+            if p_dpr != def_drop_out:  # :78-79
+                self.p = p_dpr
+            self()  # :84
+        if p_dpr != def_drop_out:  # :94 (p_dpr: the loop's last entry)
+            self.p = 0.1
+
+
+STUDY_VIEW_LISTS = [  # every list in studies/supcl_seq_views.yaml and supcl_seq_glue.yaml (Tables 1, 4)
+    [0.0, 0.1, 0.2, 0.3, 0.4], [0.0, 0.1, 0.2, 0.3], [0.0, 0.1, 0.2], [0.0, 0.1], [0.1, 0.1],
+    [0.0, 0.05, 0.1, 0.2], [0.0, 0.2], [0.0, 0.2, 0.3, 0.4, 0.5],
+]  # fmt: skip
+
+
+def test_the_study_view_lists_are_all_the_studies_use() -> None:
+    import yaml
+
+    used = set()
+    for name in ("supcl_seq_views", "supcl_seq_glue"):
+        study = yaml.safe_load((Path("studies") / f"{name}.yaml").read_text())
+        for fields in study["variants"].values():
+            used |= {tuple(s["views"]) for s in fields["stages"] if "views" in s}
+    assert used == {tuple(v) for v in STUDY_VIEW_LISTS}
+
+
+@pytest.mark.parametrize("views", STUDY_VIEW_LISTS, ids=str)
+def test_authors_loop_runs_the_dropouts_of_the_authors_code(
+    views: list[float], tiny_bert: Path, data_dir: Path
+) -> None:
+    """Three batches through the stage: the dropout of every forward pass equals the rewritten loop's
+    (e.g. [0.0, 0.1, 0.2] runs 0.1, 0.0, 0.0, 0.2; [0.0, 0.1] stays at 0.0 from the second batch on)."""
+    authors = AuthorsLoopModel()
+    for _ in range(3):
+        authors.compute_loss(views)
+    stages = [{"glue_supcon": "RTE", "views": views, "view_passes": "authors_loop"}]
+    run, method, [(spec, data)] = built(tiny_bert, data_dir, stages)
+    forwards: list[float] = []
+    encoder = method.encoder  # each forward's dropout (every dropout module is at one probability)
+    encoder.register_forward_pre_hook(lambda *_: forwards.append(model_dropout(encoder)))
+    update = spec.build(method, run.settings, data).updates[0]
+    for _ in range(3):
+        update(ROWS)
+    assert forwards == authors.forwards
+    assert model_dropout(method.encoder) == 0.1  # between batches the encoder is at its own dropout
 
 
 def test_supcl_seq_then_the_probe_on_cola_end_to_end(tmp_path: Path, tiny_bert: Path) -> None:
@@ -134,7 +194,7 @@ def test_table_4s_stage_reads_back_from_its_logged_form_and_glue_fields_need_a_g
     run = resolve_run({"method": "pipeline", "pooling": "cls", "stages": stages})
     assert run.objective.name == "glue" and run.flat()["stages"][0] == {
         "glue_supcon": "MRPC", "views": [0.0, 0.05, 0.1, 0.2], "temperature": 0.05, "normalize": True,
-        "default_view": False, "epochs": 5, "lr": 1e-4, "batch_size": 128,
+        "view_passes": "listed", "epochs": 5, "lr": 1e-4, "batch_size": 128,
     }  # fmt: skip
     logged = [parse_stage(stage) for stage in run.flat()["stages"]]
     assert logged == run.method.pipeline(run.params)  # each stage reads back from its logged form
