@@ -72,11 +72,13 @@ def test_supcl_seq_table_3_self_supervised_baseline_is_simcses_architecture() ->
     """3.3: "a re-implementation of Gao et al. (2021)": SimCSE's MLP over the raw [CLS] state in training
     only (not over BERT's pretrained pooler), the probe on that [CLS] state."""
     for profile in ("paper", "smoke"):
-        runs = [r for r in load_study("supcl_seq_glue", profile).grid_runs() if "self_supervised" in r.variant]
+        study = load_study("supcl_seq_glue", profile)
+        runs = [r for r in study.grid_runs() if "self_supervised" in r.variant]
         assert runs
         for run in runs:
             assert run.settings.pooling == "cls_before_pooler"
-            assert run.params.mlp_projection and run.params.projection == "simcse" and not run.params.mlp_at_test
+            params = run.params
+            assert params.mlp_projection and params.projection == "simcse" and not params.mlp_at_test
             contrastive, probe = run.method.pipeline(run.params)
             assert contrastive.contrastive == "unsup" and probe.heads_only
 

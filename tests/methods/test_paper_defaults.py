@@ -12,25 +12,75 @@ from harness.registry import METHODS
 from harness.run_spec import resolve_run
 
 # method -> (fields to give so the run resolves, the paper's values it must then run with)
-EXPECTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+EXPECTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # fmt: skip
     # Liao 4.2 (model, lr, warm-up, batch, epochs), 3 (pooling without [CLS]); one epoch, final model
-    "scl": ({}, {"model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5,
-                 "batch_size": 64, "epochs": 1, "warmup_ratio": 0.1, "keep_best": False}),
-    "sbert": ({}, {"model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "keep_best": False}),
+    "scl": (
+        {},
+        {
+            "model": "google/bert_uncased_L-8_H-512_A-8",
+            "pooling": "mean_no_cls",
+            "lr": 2e-5,
+            "batch_size": 64,
+            "epochs": 1,
+            "warmup_ratio": 0.1,
+            "keep_best": False,
+        },
+    ),
+    "sbert": (
+        {},
+        {"model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "keep_best": False},
+    ),
     # SupCL-Seq footnote 2 (pooled [CLS]), Table 4 SST-2 row, notebook cells 10 and 16 (probe)
-    "supcl_seq": ({}, {"pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01,
-                       "warmup_ratio": 0.0, "keep_best": False, "classifier_epochs": 5, "classifier_lr": 1e-3,
-                       "temperature": 0.05, "normalize": True}),
+    "supcl_seq": (
+        {},
+        {
+            "pooling": "cls",
+            "lr": 5e-5,
+            "batch_size": 320,
+            "epochs": 5,
+            "weight_decay": 0.01,
+            "warmup_ratio": 0.0,
+            "keep_best": False,
+            "classifier_epochs": 5,
+            "classifier_lr": 1e-3,
+            "temperature": 0.05,
+            "normalize": True,
+        },
+    ),
     # SimCSE's scripts
-    "unsup_simcse": ({}, {"pooling": "cls_before_pooler", "lr": 3e-5, "batch_size": 64, "max_seq_length": 32}),
+    "unsup_simcse": (
+        {},
+        {"pooling": "cls_before_pooler", "lr": 3e-5, "batch_size": 64, "max_seq_length": 32},
+    ),
     "sup_simcse": ({}, {"pooling": "cls_before_pooler", "lr": 5e-5, "batch_size": 512, "epochs": 3}),
     # the CS224N minBERT baseline: pooled [CLS], lr 1e-5, dropout 0.3, 10 epochs, batch 8, no schedule
-    "multitask": ({}, {"pooling": "cls", "lr": 1e-5, "batch_size": 8, "epochs": 10, "head_dropout": 0.3,
-                       "lr_schedule": "constant", "warmup_ratio": 0.0, "eval_every": "epoch"}),
+    "multitask": (
+        {},
+        {
+            "pooling": "cls",
+            "lr": 1e-5,
+            "batch_size": 8,
+            "epochs": 10,
+            "head_dropout": 0.3,
+            "lr_schedule": "constant",
+            "warmup_ratio": 0.0,
+            "eval_every": "epoch",
+        },
+    ),
     "frozen": ({}, {"pooling": "cls", "lr": 1e-5, "head_dropout": 0.3, "epochs": 10}),
     # Chen's strategies: the [CLS] state, lr 1e-5, batch 16, 10 epochs, dev after each epoch, dropout 0.3
-    "contrastive_first": ({}, {"pooling": "cls_before_pooler", "lr": 1e-5, "batch_size": 16, "epochs": 10,
-                               "head_dropout": 0.3, "keep_best": True, "eval_every": "epoch"}),
+    "contrastive_first": (
+        {},
+        {
+            "pooling": "cls_before_pooler",
+            "lr": 1e-5,
+            "batch_size": 16,
+            "epochs": 10,
+            "head_dropout": 0.3,
+            "keep_best": True,
+            "eval_every": "epoch",
+        },
+    ),
     "supervised_first": ({}, {"pooling": "cls_before_pooler", "batch_size": 16, "head_dropout": 0.3}),
     "fusion": ({}, {"pooling": "cls_before_pooler", "batch_size": 16, "head_dropout": 0.3}),
 }
