@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-Pooling = Literal["cls", "cls_before_pooler", "mean", "mean_no_cls", "first_last_avg"]
+Pooling = Literal["model", "cls", "cls_before_pooler", "mean", "mean_no_cls", "first_last_avg"]
 Precision = Literal["auto", "fp32", "bf16", "fp16"]
 TextVariant = Literal["senteval", "raw"]
 

@@ -257,8 +257,9 @@ def worker_cmd(
 @click.option(
     "--pooler",
     type=click.Choice(POOLINGS),
-    help="default: a saved trial model's own (its harness.json), else mean; unsupervised SimCSE models: "
-    "cls_before_pooler",
+    help="default: a saved trial model's own (its harness.json), else model: the model's "
+    "sentence-transformers pipeline (e.g. all-MiniLM-L6-v2: mean, then Normalize; mean without modules); "
+    "mean keeps the raw pooler; unsupervised SimCSE models: cls_before_pooler",
 )
 @click.option("--tasks", help="comma-separated tasks, e.g. STS12,STSBenchmark,MR,MRPC,AlignUniform")
 @click.option("--suite", help="task set: sts (default), transfer, full (see `harness tasks`)")
@@ -310,7 +311,7 @@ def eval_cmd(
     from harness.model.save import saved_settings
 
     saved = saved_settings(model)  # a trial's saved model/: its own pooling and max length
-    pooler = pooler or str(saved.get("pooling", "mean"))
+    pooler = pooler or str(saved.get("pooling", "model"))
     max_seq_length = max_seq_length or saved.get("max_seq_length")  # type: ignore[assignment]
     names = resolve_tasks(tasks, suite)
     results, settings = run_eval(

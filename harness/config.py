@@ -21,7 +21,11 @@ class RunConfig(BaseModel):
 
     method: str = "scl"
     model: str = Field("bert-base-uncased", description="hub id, local directory or all-MiniLM-L6-v2")
-    pooling: Pooling = "mean"
+    pooling: Pooling = Field(
+        "model",
+        description="model: the model's own sentence-transformers pipeline (its Pooling mode, then Normalize "
+        "if listed; mean without modules); or the harness's pooling alone: mean, cls, cls_before_pooler, ...",
+    )
     max_seq_length: int = Field(128, gt=0)
     train_data: Literal["snli_local", "snli_hub"] = "snli_hub"
     snli_splits: list[str] = Field(default_factory=lambda: ["dev", "test"], description="for snli_local")

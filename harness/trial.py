@@ -142,6 +142,8 @@ def _train_and_evaluate(
         if run_spec.method.needs_encoder
         else None
     )
+    if encoder is not None:
+        run.set_tag("embedding", encoder.embedding)  # e.g. the model's sentence-transformers modules
     method = run_spec.build(encoder)
     data = method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
 

@@ -34,7 +34,7 @@ COLUMNS = (
 def run_eval(
     model: str,
     tasks: list[str],
-    pooler: str = "mean",
+    pooler: str = "model",
     text: str = "senteval",
     preset: str = "prototyping",
     data_dir: str | None = None,
@@ -57,7 +57,8 @@ def run_eval(
     start = time.perf_counter()
     results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier)  # type: ignore[arg-type]
     settings = {
-        "model": model, "pooler": pooler, "text": text, "preset": preset, "classifier": classifier,
+        "model": model, "pooler": pooler, "embedding": encoder.embedding, "text": text, "preset": preset,
+        "classifier": classifier,
         "tasks": ",".join(tasks),
         "precision": hardware["precision"], "device": str(chosen), "max_length": encoder.max_length,
         "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1), "hardware": hardware,

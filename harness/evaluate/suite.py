@@ -97,6 +97,7 @@ class SentenceEncoder:
         return fingerprint(
             self.encoder,
             pooling=self.encoder.pooling,
+            normalize=getattr(self.encoder, "normalize", False),
             max_length=self.encoder.max_length,
             dtype=self.amp_dtype,
         )

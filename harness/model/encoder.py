@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
@@ -14,6 +15,7 @@ from transformers.utils import logging as hf_logging
 from harness.errors import HarnessError
 from harness.model.packed import packed_forward, supports_packing
 from harness.model.pooling import pool
+from harness.model.st_pipeline import model_pipeline
 
 hf_logging.disable_progress_bar()  # per-trial "Loading weights" bars drown the harness's own bars
 
@@ -84,6 +86,8 @@ class Encoder(nn.Module):
     """AutoModel + tokenizer + pooling. `forward` takes tokenized inputs, `tokenize` makes them."""
 
     def __init__(self, model_name: str, pooling: str = "mean", max_length: int | None = 128) -> None:
+        """`pooling: model` embeds as the model's sentence-transformers modules do (harness.model.st_pipeline:
+        their Pooling mode, then Normalize if listed); any other pooling is the harness's alone."""
         super().__init__()
         path = resolve_model_name(model_name)
         check_weights(path)
@@ -95,7 +99,11 @@ class Encoder(nn.Module):
                 f"cannot load model {model_name!r} ({path}): {str(exc).splitlines()[0]}; "
                 "give a local directory, a reachable hub id, or all-MiniLM-L6-v2"
             ) from exc
-        self.pooling = pooling
+        self.pooling, self.normalize = pooling, False
+        self.embedding = f"{pooling} pooling"  # how it embeds, in words (recorded on the run)
+        if pooling == "model":
+            own = model_pipeline(path, model_name)
+            self.pooling, self.normalize, self.embedding = own.pooling, own.normalize, own.description
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if max_length and limit and max_length > int(limit):
             raise HarnessError(
@@ -139,7 +147,8 @@ class Encoder(nn.Module):
         else:
             out = self.model(**inputs, output_hidden_states=need_layers)
             last, layers, pooled = out.last_hidden_state, out.hidden_states, out.get("pooler_output")
-        return pool(self.pooling, last, inputs["attention_mask"], pooled, layers if need_layers else None)
+        pooled = pool(self.pooling, last, inputs["attention_mask"], pooled, layers if need_layers else None)
+        return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
     def set_dropout(self, probability: float) -> None:
         """Set every nn.Dropout in the transformer (hidden and attention-probability dropout) to p."""

@@ -50,13 +50,15 @@ def mlp(hidden: int, dropout: float, layers: int = 2) -> nn.Module:
 
 
 class SentimentHead(nn.Module):
-    """SST-5 logits from one sentence embedding: `linear`, or `mlp` (2 layers with dropout) then linear."""
+    """SST-5 logits from one sentence embedding: `linear` (dropout, Linear(h, 5); Phillips 3.2), or `mlp`,
+    Chen's "small (2-layer) MLP network with dropout" (4.2) with "a hidden dimension of 768 and dropout
+    probability of 0.3 at each linear layer" (5.3): dropout, Linear(h, h), ReLU, dropout, Linear(h, 5)."""
 
     def __init__(self, hidden: int, kind: Literal["linear", "mlp"] = "linear", dropout: float = 0.1,
                  n_classes: int = 5) -> None:  # fmt: skip
         super().__init__()
-        body = mlp(hidden, dropout) if kind == "mlp" else nn.Dropout(dropout)
-        self.net = nn.Sequential(body, nn.Linear(hidden, n_classes))
+        body = [*mlp(hidden, dropout, layers=1), nn.ReLU()] if kind == "mlp" else []
+        self.net = nn.Sequential(*body, nn.Dropout(dropout), nn.Linear(hidden, n_classes))
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
         return self.net(u)

@@ -8,6 +8,8 @@
   except the first [CLS] token"; [SEP] is an output token and stays). Liao's code
   (Danqi7/584-final@0e40add models.py:44, :65) also drops [CLS] but divides by the padded length (and
   at encoding time averages padding states too); the paper's mean over real tokens is what runs here.
+- `model` (a run field's value, resolved by `Encoder`): the model's own sentence-transformers pipeline,
+  one of the above then L2 normalisation where it has a Normalize module (harness.model.st_pipeline).
 - `first_last_avg`: mean over the mask of (first layer + last layer) / 2, with the first layer being
   hidden_states[1], the first transformer layer's output (SimCSE's evaluation code).
 """

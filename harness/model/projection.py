@@ -52,7 +52,7 @@ class ProjectedEncoder(nn.Module):
 
     @property
     def pooling(self) -> str:
-        return f"{self.encoder.pooling}+projection"
+        return f"{self.encoder.pooling}{'+normalize' if self.encoder.normalize else ''}+projection"
 
     @property
     def max_length(self) -> int:

@@ -6,7 +6,8 @@ and for BERT's pooler `2_Dense/`), so `SentenceTransformer(folder)` gives the sa
 Pooling in sentence-transformers terms: `mean` is mean pooling over the attention mask;
 `cls_before_pooler` is the [CLS] token; `cls` with a pooler is the [CLS] token followed by BERT's pooler,
 a Dense layer with tanh (the pooler's own weights). `mean_no_cls` has no sentence-transformers module, so
-only the Hugging Face files and `harness.json` are written."""
+only the Hugging Face files and `harness.json` are written. A normalised encoder (`pooling: model` of a
+model with a Normalize module) gets a Normalize module last and `pooling: model` in `harness.json`."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def save_encoder(encoder: Encoder, folder: Path) -> bool:
     folder.mkdir(parents=True, exist_ok=True)
     encoder.model.save_pretrained(folder, safe_serialization=True)
     encoder.tokenizer.save_pretrained(folder)
-    _write(folder / SAVED_SETTINGS, {"pooling": encoder.pooling, "max_seq_length": encoder.max_length})
+    # a normalised embedding came from the model's own modules, written below: `pooling: model` reads them
+    pooling_name = "model" if encoder.normalize else encoder.pooling
+    _write(folder / SAVED_SETTINGS, {"pooling": pooling_name, "max_seq_length": encoder.max_length})
     pooler = getattr(encoder.model, "pooler", None)
     with_pooler = encoder.pooling == "cls" and pooler is not None
     dense = getattr(pooler, "dense", None) if with_pooler else None  # BERT's pooler: a Linear, then tanh
@@ -47,6 +50,8 @@ def save_encoder(encoder: Encoder, folder: Path) -> bool:
         tensors = {name: value.detach().cpu().contiguous() for name, value in state.items()}
         save_file(tensors, str(folder / "2_Dense" / "model.safetensors"))
         modules.append(_module(2, "2_Dense", "Dense"))
+    if encoder.normalize:
+        modules.append(_module(len(modules), f"{len(modules)}_Normalize", "Normalize"))
     _write(folder / "modules.json", modules)
     return True
 

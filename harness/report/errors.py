@@ -2,7 +2,9 @@
 misclassified most confidently, from the dev predictions a CS224N trial saves in `results.json`.
 
 The first run named in `runs` picks the rows (largest |predicted - gold| for STS; highest probability on a
-wrong class for SST); every named run's prediction is printed beside them, so a baseline and a
+wrong class for SST; or, `pick: random_beyond`, STS pairs drawn at random among those it is off by more
+than `beyond`, as Phillips 5.1: "four random sentence pairs where the difference between baseline
+similarity and true similarity was greater than 2.5"); every named run's prediction is printed beside them, so a baseline and a
 pre-trained model can be compared on the same examples.
 """
 
@@ -44,7 +46,12 @@ def error_rows(spec: ErrorsTable, predictions: dict[str, list], data_dir: Path) 
     first = np.asarray(predictions[spec.runs[0]])
     if spec.task == "sts":
         gold = data.sts_dev.targets
-        order = np.argsort(-np.abs(first - gold), kind="stable")[: spec.top]
+        error = np.abs(first - gold)
+        order = np.argsort(-error, kind="stable")[: spec.top]
+        if spec.pick == "random_beyond":
+            candidates = np.flatnonzero(error > spec.beyond)
+            drawn = np.random.default_rng(spec.seed).permutation(candidates)[: spec.top]
+            order = np.sort(drawn)
         rows = {"Sentence 1": [data.sts_dev.first[i] for i in order],
                 "Sentence 2": [data.sts_dev.second[i] for i in order], "Gold": gold[order]}  # fmt: skip
         rows.update({label: np.asarray(p)[order] for label, p in predictions.items()})

@@ -113,7 +113,22 @@ class ErrorsTable(BaseModel):
     label: str = Field(description="row label template over params, e.g. '{variant}'")
     runs: list[str] = Field(min_length=1, description="labels of the runs compared; the first picks the rows")
     top: int = Field(10, gt=0)
+    pick: Literal["worst", "random_beyond"] = Field(
+        "worst",
+        description="worst: the `top` rows the first run gets most wrong; random_beyond (STS): `top` rows drawn "
+        "at random (seed `seed`) among those whose |prediction - gold| exceeds `beyond` (Phillips Table 2)",
+    )
+    beyond: float | None = Field(None, gt=0, description="random_beyond's threshold on |prediction - gold|")
+    seed: int = 0
     caption: str = ""
+
+    @model_validator(mode="after")
+    def _pick_needs_its_fields(self) -> ErrorsTable:
+        if (self.pick == "random_beyond") != (self.beyond is not None):
+            raise ValueError("pick: random_beyond needs 'beyond' (and only it uses it)")
+        if self.pick == "random_beyond" and self.task != "sts":
+            raise ValueError("pick: random_beyond applies to task: sts")
+        return self
 
 
 class Heatmap(GridSpec):

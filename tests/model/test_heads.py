@@ -1,5 +1,6 @@
 import pytest
 import torch
+from torch import nn
 
 from harness.model.heads import PairHeads, SentimentHead
 
@@ -7,6 +8,15 @@ from harness.model.heads import PairHeads, SentimentHead
 @pytest.mark.parametrize("kind", ["linear", "mlp"])
 def test_sentiment_head_shapes(kind: str) -> None:
     assert SentimentHead(8, kind).eval()(torch.randn(3, 8)).shape == (3, 5)
+
+
+def test_chens_sentiment_mlp_has_two_linear_layers_with_dropout_before_each() -> None:
+    """Chen 4.2 "a small (2-layer) MLP network with dropout"; 5.3 hidden 768, dropout 0.3 at each layer."""
+    layers = list(SentimentHead(768, "mlp", 0.3).net)
+    assert [type(m) for m in layers] == [nn.Dropout, nn.Linear, nn.ReLU, nn.Dropout, nn.Linear]
+    assert (layers[1].in_features, layers[1].out_features, layers[4].out_features) == (768, 768, 5)
+    assert all(m.p == 0.3 for m in layers if isinstance(m, nn.Dropout))
+    assert [type(m) for m in SentimentHead(8, "linear").net] == [nn.Dropout, nn.Linear]
 
 
 @pytest.mark.parametrize("paraphrase", ["linear", "bilinear", "cosine"])

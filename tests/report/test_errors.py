@@ -40,3 +40,23 @@ def test_misclassified_sst_by_confidence(data_dir: Path) -> None:
     assert rows["Sentence"].tolist() == [data.sst_dev.texts[i] for i in (9, 2, 4)]
     assert rows["sup"].tolist() == [(gold[i] + 1) % 5 for i in (9, 2, 4)]
     assert rows["ft"].tolist() == rows["Gold"].tolist()
+
+
+def test_phillips_pick_draws_at_random_among_pairs_off_by_more_than_the_threshold(data_dir: Path) -> None:
+    """Phillips 5.1: "four random sentence pairs where the difference between baseline similarity and
+    true similarity was greater than 2.5": only such pairs, four of them, the same four for one seed."""
+    data = multitask_data(data_dir, None)
+    gold = data.sts_dev.targets.astype(float)
+    baseline = gold.copy()
+    off = [5, 17, 40, 41, 99, 120, 300]
+    baseline[off] += 2.6  # off by more than 2.5
+    baseline[[1, 2]] += 2.5  # exactly 2.5: not "greater than"
+    phillips = ErrorsTable(name="t", kind="errors", task="sts", label="{variant}", runs=["ft", "sup"], top=4,
+                           pick="random_beyond", beyond=2.5, seed=0)  # fmt: skip
+    predictions = {"ft": baseline.tolist(), "sup": gold.tolist()}
+    rows = error_rows(phillips, predictions, data_dir)
+    chosen = [data.sts_dev.first.index(s) for s in rows["Sentence 1"]]
+    assert len(chosen) == 4 and set(chosen) <= set(off)
+    assert rows.equals(error_rows(phillips, predictions, data_dir))  # reproducible
+    other = error_rows(phillips.model_copy(update={"seed": 1}), predictions, data_dir)
+    assert len(other) == 4 and set(other["Sentence 1"]) <= {data.sts_dev.first[i] for i in off}
