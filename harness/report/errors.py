@@ -4,8 +4,8 @@ misclassified most confidently, from the dev predictions a CS224N trial saves in
 The first run named in `runs` picks the rows (largest |predicted - gold| for STS; highest probability on a
 wrong class for SST; or, `pick: random_beyond`, STS pairs drawn at random among those it is off by more
 than `beyond`, as Phillips 5.1: "four random sentence pairs where the difference between baseline
-similarity and true similarity was greater than 2.5"); every named run's prediction is printed beside them, so a baseline and a
-pre-trained model can be compared on the same examples.
+similarity and true similarity was greater than 2.5"); every named run's prediction is printed beside
+them, so a baseline and a pre-trained model can be compared on the same examples.
 """
 
 from __future__ import annotations

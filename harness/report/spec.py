@@ -115,8 +115,8 @@ class ErrorsTable(BaseModel):
     top: int = Field(10, gt=0)
     pick: Literal["worst", "random_beyond"] = Field(
         "worst",
-        description="worst: the `top` rows the first run gets most wrong; random_beyond (STS): `top` rows drawn "
-        "at random (seed `seed`) among those whose |prediction - gold| exceeds `beyond` (Phillips Table 2)",
+        description="worst: the `top` rows the first run gets most wrong; random_beyond (STS): `top` rows "
+        "drawn at random (seed `seed`) among those whose |prediction - gold| exceeds `beyond` (Phillips 5.1)",
     )
     beyond: float | None = Field(None, gt=0, description="random_beyond's threshold on |prediction - gold|")
     seed: int = 0
