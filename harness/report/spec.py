@@ -78,6 +78,11 @@ class RunsTable(Filtered):
         description="row label -> {column header: the paper's value}, transcribed from the paper",
     )
     reference_source: str = Field("paper", description="how reference rows are labelled, e.g. 'Chen'")
+    same_setup: dict[str, dict[str, dict[str, float]]] = Field(
+        default_factory=dict,
+        description="row label -> {where else the paper reports this setup, e.g. 'Chen Table 2 (baseline)': "
+        "{column: value}}: the paper's own spread for one configuration, printed as a range under the row",
+    )
     rename: dict[str, str] = Field(
         default_factory=dict,
         description="label -> shown label; runs renamed alike share a row (Chen Table 2's "
@@ -95,6 +100,17 @@ class RunsTable(Filtered):
             unknown = sorted(set(values) - headers)
             if unknown:
                 raise ValueError(f"reference row {label!r} names columns {unknown} the table does not have")
+        for label, elsewhere in self.same_setup.items():
+            if label not in self.reference:
+                raise ValueError(
+                    f"same_setup row {label!r} has no reference row; add the paper's values there"
+                )
+            for source, values in elsewhere.items():
+                unknown = sorted(set(values) - headers)
+                if unknown:
+                    raise ValueError(
+                        f"same_setup {label!r} ({source}) names columns {unknown} the table lacks"
+                    )
         for header, derived in self.derived_columns.items():
             unknown = sorted(set(derived.of) - set(self.columns))
             if unknown:

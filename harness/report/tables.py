@@ -162,6 +162,13 @@ def _render(
     def name(label: str) -> str:
         return latex_label(label) + (f" ($n={count[label]}$)" if count[label] > 1 else "")
 
+    same_setup = getattr(spec, "same_setup", {})
+
+    def spread(label: str, column: str) -> str:
+        values = [v.get(column) for v in [spec.reference.get(label, {}), *same_setup.get(label, {}).values()]]
+        known = [v for v in values if v is not None]
+        return f"{min(known):.{digits}f}--{max(known):.{digits}f}" if len(known) > 1 else ""
+
     comparable = setting is None or setting.matches
     source = escape_latex(spec.reference_source)
     if not comparable:
@@ -182,8 +189,10 @@ def _render(
             rows.append((f"\\quad {source}", at(paper)))
             if comparable:
                 rows.append(("\\quad $\\Delta$", at(delta)))
+            if any(same_setup.get(label) for label in labels):
+                rows.append(("\\quad paper's range, same setup", at(spread)))
     headers = [name(label) for label in inner] if transpose else [escape_latex(c) for c in inner]
-    caption = spec.caption
+    caption = spec.caption + same_setup_note(spec.reference, same_setup, spec.reference_source, digits)
     if spec.reference and not comparable:
         caption += (
             f" The paper's rows are {escape_latex(setting.paper_model)} at the paper's setting; these runs "  # type: ignore[union-attr]
@@ -191,6 +200,31 @@ def _render(
         )
     shown = pd.DataFrame([[label, *cells] for label, cells in rows], columns=[corner or "", *headers])
     return _booktabs(shown.style.hide(axis="index"), spec.name, caption, labelled=True)
+
+
+def same_setup_note(
+    reference: dict[str, dict[str, float]],
+    same_setup: dict[str, dict[str, dict[str, float]]],
+    source: str,
+    digits: int,
+) -> str:
+    """The caption's sentence on the paper's own spread: each row's values wherever the paper reports the
+    same configuration (Chen's baseline is 0.539, 0.540 and 0.540 in three tables)."""
+    if not same_setup:
+        return ""
+    parts = []
+    for label, elsewhere in same_setup.items():
+        listed = [(source, reference[label])] + list(elsewhere.items())
+        shown = "; ".join(
+            f"{', '.join(f'{c} {v:.{digits}f}' for c, v in values.items())} ({where})"
+            for where, values in listed
+        )
+        parts.append(f"{latex_label(label)}: {escape_latex(shown)}")
+    return (
+        " The paper reports the same setup more than once, with different values: "
+        + "; ".join(parts)
+        + ". The range row is this spread, the paper's own noise floor for any difference."
+    )
 
 
 WIDE = 8  # tables with more columns are scaled to the text width

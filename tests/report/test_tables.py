@@ -184,3 +184,31 @@ def test_a_wide_table_is_scaled_to_the_text_width() -> None:
     # a narrower table is scaled only when LaTeX finds it wider than the text (long row labels)
     assert "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}" in narrow
     assert escape_latex("reports/<study>.yaml") == r"reports/\textless{}study\textgreater{}.yaml"
+
+
+def test_the_papers_spread_for_one_setup_is_a_range_row_and_a_caption_sentence() -> None:
+    """Issue 22 item 8: Chen's baseline is 0.540 (Table 2), 0.539 (Table 3) and 0.540 (Table 6): the range
+    row shows 0.539--0.540 under it, and the caption lists where each value comes from."""
+    import pandas as pd
+
+    from harness.report.spec import RunsTable
+    from harness.report.tables import runs_latex
+
+    frame = pd.DataFrame(
+        {"variant": ["baseline", "nli"], "dev.overall": [0.55, 0.6], "dev.sst.acc": [0.5, 0.4]}
+    )
+    spec = RunsTable(name="t", kind="runs", label="{variant}", digits=3,
+                     columns={"Overall": "dev.overall", "SST": "dev.sst.acc"},
+                     reference={"baseline": {"Overall": 0.540, "SST": 0.490}, "nli": {"Overall": 0.661}},
+                     reference_source="Chen Table 2",
+                     same_setup={"baseline": {"Chen Table 3": {"Overall": 0.539, "SST": 0.514},
+                                              "Chen Table 6": {"Overall": 0.540}}})  # fmt: skip
+    latex = runs_latex(frame, spec)
+    lines = [line for line in latex.splitlines() if "&" in line]
+    spread = [line for line in lines if "range" in line]
+    assert spread == [r"\quad paper's range, same setup & 0.539--0.540 & 0.490--0.514 \\"]  # under baseline
+    assert lines.index(spread[0]) < next(i for i, line in enumerate(lines) if line.startswith("nli"))
+    assert "Overall 0.539, SST 0.514 (Chen Table 3)" in latex and "Overall 0.540 (Chen Table 6)" in latex
+    with pytest.raises(ValueError, match="no reference row"):
+        RunsTable(name="t", kind="runs", label="{variant}", columns={"Overall": "dev.overall"},
+                  same_setup={"nli": {"Chen Table 5": {"Overall": 0.664}}})  # fmt: skip
