@@ -403,7 +403,11 @@ def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri
     from harness.tracking import Tracker
 
     for path in export_best(Tracker(tracking_uri), study, Path(out), profile, top):
-        click.echo(f"exported {path}")
+        if (path / "modules.json").is_file():
+            click.echo(f"exported {path}")
+        else:  # e.g. Liao's mean_no_cls: no sentence-transformers Pooling module computes it
+            click.echo(f"exported {path} (Hugging Face files only: its pooling has no sentence-transformers "
+                       f"module; `harness eval --model {path}` embeds it as the trial did)")  # fmt: skip
 
 
 @cli.command("ui")

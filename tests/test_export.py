@@ -18,7 +18,7 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
     from sentence_transformers import SentenceTransformer
 
     study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9]}, name="exported", max_steps=2,
-                       save_model=True)  # fmt: skip
+                       save_model=True, pooling="mean")  # fmt: skip
     run_study(load_study(study), progress=False)
     runs = child_runs("exported")
     best = max(runs, key=lambda r: metrics_of(r)["dev.STSBenchmark.spearman.best"])
@@ -61,7 +61,8 @@ def test_save_top_k_keeps_the_best_trials_model_and_exports_it(tmp_path: Path, t
 
     from harness.model.encoder import Encoder
 
-    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="topk", max_steps=2))
+    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="topk", max_steps=2,
+                           pooling="mean"))  # fmt: skip
     config = yaml.safe_load(path.read_text())
     path.write_text(yaml.safe_dump({**config, "save_top_k": 1}))
     opt = run_study(load_study(str(path)), progress=False)

@@ -45,7 +45,7 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.startswith("profile base (the default)\n")
-    assert "paper defaults for fields the study leaves unset: pooling=cls_before_pooler (not mean)" in out
+    assert "paper defaults for fields the study leaves unset: pooling=cls_before_pooler (not model)" in out
     assert "max_seq_length=32 (not 128)" in out
     assert out.count("evaluating 1 task(s): STSBenchmark") == 2
     assert sum(line.startswith("trial ") and " dev score " in line for line in out.splitlines()) == 2
@@ -81,7 +81,7 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny
         assert run.data.metrics["objective"] == run.data.metrics["dev/STSBenchmark.spearman.best"]
     for run in runs:
         assert run.data.tags["profile"] == "base"
-        assert run.data.tags["paper_defaults"].startswith("pooling=cls_before_pooler (not mean)")
+        assert run.data.tags["paper_defaults"].startswith("pooling=cls_before_pooler (not model)")
         assert "run_unsup_example.sh" in run.data.tags["paper_defaults.source"]
         scored = {k for k in metrics_of(run) if "STSBenchmark" in k and "dev" not in k}
         assert scored and not any(k.startswith("STS12") or "STS12" in k for k in metrics_of(run))
