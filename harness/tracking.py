@@ -22,6 +22,7 @@ from mlflow.tracking import MlflowClient
 from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
 from harness.metric_names import logged
+from harness.store_template import seed_sqlite_store
 
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
 logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -125,6 +126,7 @@ class Tracker:
 
     def __init__(self, uri: str | None = None) -> None:
         self.uri = resolve_tracking_uri(uri)
+        seed_sqlite_store(self.uri)  # a new local store: a copy of one MLflow migrated once (3 s -> ms)
         self.client = MlflowClient(tracking_uri=self.uri)
 
     def experiment_id(self, name: str, description: str = "") -> str:

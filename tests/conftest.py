@@ -12,9 +12,26 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# pytest-xdist (`make test` runs one worker per core): each worker gets its share of the cores for torch,
+# in this process and in the harness processes tests start (HARNESS_THREADS), so workers never
+# oversubscribe the CPU. Bit-identity tests fix their own thread count.
+XDIST_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if XDIST_WORKERS > 1:
+    _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    os.environ.setdefault("HARNESS_THREADS", str(max(1, _cores // XDIST_WORKERS)))
+    for _pool in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # numpy / scikit-learn
+        os.environ.setdefault(_pool, os.environ["HARNESS_THREADS"])
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = (REPO.parent / "shared" / "data").resolve()
 TOKENIZER = DATA / "tokenizers" / "bert-base-uncased"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if XDIST_WORKERS > 1 and os.environ.get("PYTEST_XDIST_WORKER"):
+        import torch
+
+        torch.set_num_threads(int(os.environ["HARNESS_THREADS"]))
 
 
 @pytest.fixture(scope="session")

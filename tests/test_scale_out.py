@@ -167,7 +167,11 @@ def test_a_second_coordinator_is_refused(
     args = [sys.executable, "-m", "harness", "run-study", study, "--storage", storage, "--no-progress"]
     with process(args, tmp_path / "first.log") as first:
         _wait_for_lease(storage)
-        second = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        os.kill(first.pid, signal.SIGSTOP)  # the first holds its lease (TTL 60 s) however fast it would end
+        try:
+            second = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        finally:
+            os.kill(first.pid, signal.SIGCONT)
         first.wait(timeout=600)
     assert second.returncode == 2, second.stderr
     (line,) = [line for line in second.stderr.splitlines() if line.startswith("error:")]

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import nn
+
+if TYPE_CHECKING:
+    import torch
 
 SEED = 1111
 
@@ -37,7 +39,6 @@ class TorchProbeConfig:
     max_epoch: int = 200
 
 
-OPTIMIZERS = {"rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}
 # SentEval's two published classifier settings (README: "prototyping" and "default" configs): the first is
 # what Liao's code passes; the harness names them by classifier, the folds (k) are chosen apart
 CONFIGS = {"pytorch": TorchProbeConfig(), "pytorch_adam": TorchProbeConfig("adam", 64, 5, 4)}
@@ -47,16 +48,21 @@ class TorchLogisticRegression:
     """One SentEval `MLP(nhid=0)`: fit, score, predict, as scikit-learn's classifiers."""
 
     def __init__(self, n_features: int, n_classes: int, l2reg: float, config: TorchProbeConfig) -> None:
+        import torch  # here, not at the top: `harness tasks` lists this classifier without torch
+
         self.config, self.rng = config, np.random.RandomState(SEED)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(SEED)
-            self.model = nn.Linear(n_features, n_classes)
-        self.optimizer = OPTIMIZERS[config.optim](self.model.parameters())
+            self.model = torch.nn.Linear(n_features, n_classes)
+        optimizer = {"rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}[config.optim]
+        self.optimizer = optimizer(self.model.parameters())
         self.optimizer.param_groups[0]["weight_decay"] = l2reg
 
     def fit(
         self, x: np.ndarray, y: np.ndarray, validation: tuple[np.ndarray, np.ndarray] | None = None
     ) -> TorchLogisticRegression:
+        import torch
+
         if validation is None:  # a random 5% held out
             order = self.rng.permutation(len(x))
             cut = int(0.05 * len(x))
@@ -77,25 +83,29 @@ class TorchLogisticRegression:
         return self
 
     def _train_round(self, features: torch.Tensor, labels: torch.Tensor) -> None:
+        import torch
+
         self.model.train()
         size = self.config.batch_size
         for _ in range(self.config.epoch_size):
             order = torch.from_numpy(self.rng.permutation(len(features))).long()
             for start in range(0, len(features), size):
                 batch = order[start : start + size]
-                loss = nn.functional.cross_entropy(self.model(features[batch]), labels[batch])
+                loss = torch.nn.functional.cross_entropy(self.model(features[batch]), labels[batch])
                 self.optimizer.zero_grad()
                 loss.backward()
                 self.optimizer.step()
 
-    @torch.no_grad()
     def predict(self, x: np.ndarray) -> np.ndarray:
+        import torch
+
         self.model.eval()
         features = torch.from_numpy(np.asarray(x)).float()
         size = self.config.batch_size
-        return torch.cat(
-            [self.model(features[i : i + size]).argmax(1) for i in range(0, len(x), size)]
-        ).numpy()
+        with torch.no_grad():
+            return torch.cat(
+                [self.model(features[i : i + size]).argmax(1) for i in range(0, len(x), size)]
+            ).numpy()
 
     def score(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(np.mean(self.predict(x) == y))

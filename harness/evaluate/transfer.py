@@ -33,17 +33,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
 
 from harness.choices import TRANSFER_FOLDS
 from harness.data.transfer import BINARY_FILES, Labelled
 from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression, TorchProbeConfig
+
+if TYPE_CHECKING:
+    from sklearn.model_selection import StratifiedKFold
 
 SEED = 1111
 PRESETS = TRANSFER_FOLDS
@@ -78,6 +77,9 @@ class Probe:
         if self.torch is not None:
             classes = int(max(y.max(), validation[1].max() if validation else 0)) + 1
             return TorchLogisticRegression(x.shape[1], classes, reg, self.torch).fit(x, y, validation)
+        from sklearn.exceptions import ConvergenceWarning  # here: `harness tasks` needs no scikit-learn
+        from sklearn.linear_model import LogisticRegression
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             return LogisticRegression(C=reg, random_state=SEED).fit(x, y)
@@ -87,6 +89,8 @@ SKLEARN = Probe()
 
 
 def _folds(k: int) -> StratifiedKFold:
+    from sklearn.model_selection import StratifiedKFold
+
     return StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
 
 
@@ -124,6 +128,8 @@ def kfold_then_test(
     predicted = np.asarray(probe.fit(x, y, reg).predict(x_test)).reshape(-1)
     scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_acc, "n": len(y_test)}
     if f1:
+        from sklearn.metrics import f1_score
+
         scores["f1"] = percent(f1_score(y_test, predicted))
     return scores
 

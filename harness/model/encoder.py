@@ -16,6 +16,7 @@ from harness.errors import HarnessError
 from harness.model.packed import packed_forward, supports_packing
 from harness.model.pooling import pool
 from harness.model.st_pipeline import model_pipeline
+from harness.model.tokens import TOKEN_IDS, pad, pad_values
 
 hf_logging.disable_progress_bar()  # per-trial "Loading weights" bars drown the harness's own bars
 
@@ -99,6 +100,7 @@ class Encoder(nn.Module):
                 f"cannot load model {model_name!r} ({path}): {str(exc).splitlines()[0]}; "
                 "give a local directory, a reachable hub id, or all-MiniLM-L6-v2"
             ) from exc
+        self.source = path  # the tokenizer's files (the token-id cache's key)
         self.pooling, self.normalize = pooling, False
         self.embedding = f"{pooling} pooling"  # how it embeds, in words (recorded on the run)
         if pooling == "model":
@@ -129,13 +131,24 @@ class Encoder(nn.Module):
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
 
     def token_ids(self, sentences: Sequence[str]) -> dict[str, list[list[int]]]:
-        """Tokenize without padding (truncated at max_length): the lists `collate` pads per batch."""
-        encoded = self.tokenizer(list(sentences), truncation=True, max_length=self.max_length)
-        return {key: list(values) for key, values in encoded.items()}
+        """Tokenize without padding (truncated at max_length): the lists `collate` pads per batch. Made
+        once per process for the same tokenizer, length and sentences (harness.model.tokens)."""
+
+        def make() -> dict[str, list[list[int]]]:
+            encoded = self.tokenizer(list(sentences), truncation=True, max_length=self.max_length)
+            return {key: list(values) for key, values in encoded.items()}
+
+        identity = (
+            self.source,
+            type(self.tokenizer).__name__,
+            self.tokenizer.truncation_side,
+            self.max_length,
+        )
+        return TOKEN_IDS.get(identity, sentences, make)
 
     def collate(self, features: dict[str, list[list[int]]]) -> dict[str, torch.Tensor]:
         """Pad pre-tokenized sentences to the longest of them and move them to the model's device."""
-        batch = self.tokenizer.pad(features, padding=True, return_tensors="pt")
+        batch = pad(features, pad_values(self.tokenizer), self.tokenizer.padding_side)
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:

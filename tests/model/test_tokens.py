@@ -1,0 +1,53 @@
+"""Padding equal to the tokenizer's own, and token ids made once per process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoTokenizer
+
+from harness.model.encoder import Encoder, resolve_model_name
+from harness.model.tokens import TokenIdCache, pad, pad_values
+
+SENTENCES = ["A man plays a guitar.", "Two dogs run.", "", "x " * 80, "Ünïcödé — text, with punctuation!"]
+
+
+@pytest.mark.parametrize("model", ["bert", "all-MiniLM-L6-v2"])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_equals_the_tokenizers_pad(model: str, side: str, tiny_bert: Path) -> None:
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert if model == "bert" else resolve_model_name(model))
+    tokenizer.padding_side = side
+    features = dict(tokenizer(SENTENCES, truncation=True, max_length=48, return_special_tokens_mask=True))
+    theirs = tokenizer.pad(features, padding=True, return_tensors="pt")
+    ours = pad(features, pad_values(tokenizer), side)
+    assert set(ours) == set(theirs)
+    for key in theirs:
+        assert ours[key].dtype == theirs[key].dtype == torch.int64
+        assert torch.equal(ours[key], theirs[key]), key
+
+
+def test_the_cache_tokenizes_a_list_once_per_identity() -> None:
+    cache, made = TokenIdCache(keep=2), []
+
+    def make(tag: str) -> dict[str, list[list[int]]]:
+        made.append(tag)
+        return {"input_ids": [[len(made)]]}
+
+    first = cache.get(("tok", 32), ["a", "b"], lambda: make("a"))
+    assert cache.get(("tok", 32), ["a", "b"], lambda: make("again")) is first
+    cache.get(("tok", 48), ["a", "b"], lambda: make("longer"))  # another max length: its own ids
+    cache.get(("tok", 32), ["a", "b"], lambda: make("again"))  # a hit, now the most recent
+    cache.get(("tok", 32), ["c"], lambda: make("c"))  # evicts the least recent, (tok, 48)
+    cache.get(("tok", 32), ["a", "b"], lambda: make("kept"))
+    cache.get(("tok", 48), ["a", "b"], lambda: make("evicted"))
+    assert made == ["a", "longer", "c", "evicted"]
+
+
+def test_an_encoders_token_ids_are_the_tokenizers_and_shared_between_encoders(tiny_bert: Path) -> None:
+    one, two = Encoder(str(tiny_bert), "mean", 16), Encoder(str(tiny_bert), "cls", 16)
+    ids = one.token_ids(SENTENCES)
+    assert ids == {k: list(v) for k, v in one.tokenizer(SENTENCES, truncation=True, max_length=16).items()}
+    assert two.token_ids(SENTENCES) is ids  # same tokenizer files and length: tokenized once
+    assert Encoder(str(tiny_bert), "mean", 8).token_ids(SENTENCES) is not ids
