@@ -3,8 +3,8 @@
     .venv/bin/python bench/cli_speed.py [--repeats 3]
 
 Prints the CPU, then the median and best wall time of each command (a new Python process each, so the
-imports are counted). The listing commands should answer in under a second; `methods` and `--dry-run`
-import torch (the method registry) and take longer.
+imports are counted), in a scratch HARNESS_HOME. Every command here should answer in under a second:
+none imports torch, transformers or MLflow (tests/test_imports.py checks that).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,7 +27,17 @@ COMMANDS = [
     ["tasks"],
     ["methods"],
     ["run-study", "lambda_tau_sweep", "--dry-run"],
-    ["run-study", "lambda_tau_sweep", "--profile", "nosuch"],  # an argument error
+    ["run-study", "liao_main", "--profile", "paper", "--dry-run"],
+    ["run-study", "supcl_seq_glue", "--dry-run"],
+    # argument errors: each refused in one line before torch, transformers or MLflow load
+    ["run-study", "lambda_tau_swep"],
+    ["run-study", "lambda_tau_sweep", "--profile", "nosuch"],
+    ["run-study", "lambda_tau_sweep", "--data-dir", "/no/such"],
+    ["run-study", "lambda_tau_sweep", "--tracking-uri", "foo://bar"],
+    ["run-study", "lambda_tau_sweep", "--profile", "paper"],  # the hub model is not here (offline)
+    ["run-study", "lambda_tau_sweep", "--profile", "smoke", "--workers", "0"],
+    ["run-study", "lambda_tau_sweep", "--profile", "smoke", "--storage", "postgresql://u:p@127.0.0.1:9/d"],
+    ["worker", "lambda_tau_sweep", "--profile", "smoke"],
 ]
 
 
@@ -35,18 +46,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(machine_header())
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    home = tempfile.mkdtemp(prefix="cli-speed-")  # no study state: the worker finds no journal
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HARNESS_HOME": home}
     root = Path(__file__).resolve().parents[1]
     for command in COMMANDS:
-        times = []
+        times, code = [], 0
         for _ in range(args.repeats):
             start = time.perf_counter()
-            subprocess.run(
+            done = subprocess.run(
                 [sys.executable, "-m", "harness", *command], cwd=root, env=env, capture_output=True
             )
             times.append(time.perf_counter() - start)
-        shown = " ".join(command)
-        print(f"harness {shown:45s} median {statistics.median(times):6.2f} s  best {min(times):6.2f} s")
+            code = done.returncode
+        median, best = statistics.median(times), min(times)
+        print(f"harness {' '.join(command):72s} exit {code} median {median:5.2f} s best {best:5.2f} s")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,13 @@ from typing import Literal, get_args
 Pooling = Literal["model", "cls", "cls_before_pooler", "mean", "mean_no_cls", "first_last_avg"]
 Precision = Literal["auto", "fp32", "bf16", "fp16"]
 TextVariant = Literal["senteval", "raw"]
+# heads (harness.model.heads), projections (harness.model.projection), Liao's L_SCL (losses.nli_supcon)
+NLIHead = Literal["two_linear", "linear", "mlp"]
+ParaphraseHead = Literal["linear", "bilinear", "cosine", "plain_cosine"]
+SimilarityHead = Literal["cosine", "relu_cosine", "linear"]
+Projection = Literal["simcse", "simclr"]
+Anchors = Literal["entailment_row", "premise"]
+Draw = Literal["random", "first"]
 
 POOLINGS: tuple[str, ...] = get_args(Pooling)
 PRECISIONS: tuple[str, ...] = get_args(Precision)

@@ -108,6 +108,9 @@ def run_study_cmd(
         for line in describe_plan(resolved, resolve_data_dir(data_dir)):
             click.echo(line)
         return
+    from harness.preflight import check_before_start  # one line at once on bad input: before torch loads
+
+    checked = check_before_start(resolved, storage, tracking_uri, data_dir, workers, heartbeat)
     _announce(resolved, profile)
     from harness.runner import run_study
     from harness.study import failed_trials, unfinished
@@ -123,6 +126,7 @@ def run_study_cmd(
         progress=not no_progress and sys.stderr.isatty(),
         heartbeat=heartbeat,
         threads=threads,
+        checked=checked,
     )
     named = f" --profile {resolved.profile}" if resolved.profiles_available else ""
     command = f"harness run-study {study}{named}" + (f" --eval {eval_tasks}" if eval_tasks else "")
@@ -237,10 +241,15 @@ def worker_cmd(
     no_progress: bool,
 ) -> None:
     """Join a running study as one more worker (same machine or another one sharing the storage)."""
+    resolved = _load_for_run(study, profile, eval_tasks)
+    if not wait:  # one line at once on a bad place; with --wait the runner waits for them to appear
+        from harness.preflight import check_worker_places
+
+        check_worker_places(storage, tracking_uri, data_dir)
     from harness.runner import run_worker
 
     run_worker(
-        _load_for_run(study, profile, eval_tasks),
+        resolved,
         storage,
         tracking_uri,
         data_dir,

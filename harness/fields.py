@@ -3,6 +3,7 @@ refusing fields a configuration does not read, and list fields that may come as 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -16,6 +17,17 @@ def split_commas(value: Any) -> Any:
 Source = Literal["wiki", "sst", "quora", "sts"]
 Sources = Annotated[list[Source], BeforeValidator(split_commas)]
 Probabilities = Annotated[list[Annotated[float, Field(ge=0, lt=1)]], BeforeValidator(split_commas)]
+
+
+def parse_selection(selection: str) -> tuple[int | None, int | None]:
+    """Liao's N+/N- names: '3p3n' -> (3, 3), '3palln' -> (3, None), 'allpalln' -> (None, None)."""
+    match = re.fullmatch(r"(all|[1-9]\d*)p(all|\d+)n", selection)
+    if not match:
+        raise ValueError(
+            f"selection {selection!r} is not of the form <N|all>p<N|all>n with N+ >= 1, e.g. 3p3n or allpalln"
+        )
+    pos, neg = match.groups()
+    return (None if pos == "all" else int(pos)), (None if neg == "all" else int(neg))
 
 
 class Strict(BaseModel):

@@ -23,7 +23,7 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFL
 
 def model_needs(run: ResolvedRun) -> list[str]:
     """The model, where it is not on this machine (a hub id: downloaded at the first trial)."""
-    from harness.model.encoder import resolve_model_name
+    from harness.model.location import resolve_model_name
 
     if not run.method.needs_encoder:
         return []
@@ -98,13 +98,17 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
     total_known = 0
     for number, run in enumerate(runs):
         values = dict(zip(grid, _combo(grid, number), strict=True)) if grid else {}
-        needs, steps = model_needs(run), "?"
-        try:
-            steps = planned_steps(run, run.method.load_train_data(run, DataSources(data_dir, None)))
-        except Exception as exc:  # offline: hub data sets fail here, and so does a missing file
-            needs.append(
-                f"training data: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"
-            )
+        needs, steps, sources = model_needs(run), "?", DataSources(data_dir, None)
+        if not run.method.trains:
+            steps = "0"
+            needs += run.method.needs(run, sources)
+        else:
+            try:
+                steps = planned_steps(run, run.method.load_train_data(run, sources))
+            except Exception as exc:  # offline: hub data sets fail here, and so does a missing file
+                needs.append(
+                    f"training data: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"
+                )
         total_known += int(steps.lstrip("~")) if steps.lstrip("~").isdigit() else 0
         shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(the base)"
         need = f"  needs: {'; '.join(needs)}" if needs else ""
@@ -124,8 +128,18 @@ def _combo(grid: dict[str, list[Any]], number: int) -> list[Any]:
 
 
 def _device_line() -> str:
-    import torch
+    """The GPUs here as the NVIDIA driver names them (nvidia-smi: the dry run loads no torch)."""
+    import shutil
+    import subprocess
 
-    if torch.cuda.is_available():
-        return f"GPU here: {torch.cuda.get_device_name(0)}"
+    names: list[str] = []
+    if shutil.which("nvidia-smi"):
+        try:
+            answer = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                                    capture_output=True, text=True, timeout=10)  # fmt: skip
+            names = [line.strip() for line in answer.stdout.splitlines() if line.strip()]
+        except (OSError, subprocess.SubprocessError):
+            names = []
+    if names:
+        return f"GPU here: {names[0]}" + (f" (+{len(names) - 1} more)" if len(names) > 1 else "")
     return "no GPU here: training runs on the CPU (paper profiles are sized for a GPU)"

@@ -21,13 +21,16 @@ import copy
 import time
 import warnings
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import optuna
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.tracking import Tracker
+if TYPE_CHECKING:  # the runner passes one; this module needs no MLflow of its own
+    from harness.tracking import Tracker
+
 
 MLFLOW_RUN = "mlflow_run_id"
 WORKER = "worker"

@@ -14,6 +14,7 @@ from harness.objectives.registry import OBJECTIVES
 from harness.registry import get_method
 
 if TYPE_CHECKING:
+    from harness.method_models.base import MethodModel
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.objectives.registry import Objective
@@ -44,9 +45,9 @@ class ResolvedRun:
         """`pooling=cls_before_pooler (not mean), ...`: what the method's paper defaults changed, or ''."""
         return ", ".join(f"{k}={v} (not {was})" for k, v, was in self.paper_defaults)
 
-    def build(self, encoder: Encoder) -> Method:
-        """The method's module around `encoder`."""
-        return self.method(encoder, self.params)
+    def build(self, encoder: Encoder | None) -> MethodModel:
+        """The nn.Module the method trains, around `encoder` (harness/method_models/)."""
+        return self.method.build(encoder, self.params)
 
 
 def method_defaults(named: Any, common: dict[str, Any], own: dict[str, Any]) -> list[tuple[str, Any, Any]]:

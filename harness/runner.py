@@ -11,7 +11,6 @@ fix --threads when comparing runs made with different --workers.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import socket
@@ -23,13 +22,12 @@ import torch
 from optuna.storages import JournalStorage
 from optuna.trial import TrialState
 from tqdm.auto import tqdm
-from transformers import AutoConfig
 
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError, TrialSkipped
 from harness.lease import CoordinatorLease
-from harness.methods.base import DataSources
-from harness.model.encoder import check_weights, resolve_model_name
+from harness.places import check_reachable, resolve_tracking_uri
+from harness.preflight import Checked, check_before_start
 from harness.recovery import (
     DEFAULT_HEARTBEAT,
     INTERRUPTED,
@@ -54,7 +52,7 @@ from harness.study import (
 )
 from harness.study_bar import study_bar, update_bar
 from harness.study_spec import ResolvedStudy
-from harness.tracking import NOTE_TAG, Tracker, check_reachable, git_commit, resolve_tracking_uri
+from harness.tracking import NOTE_TAG, Tracker, git_commit
 from harness.trial import TrialContext, run_trial
 from harness.workers import WorkerSettings, run_local_workers, watch_external_workers
 
@@ -67,23 +65,6 @@ class GridPointTaken(Exception):
 
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)  # the runner reports failures itself
-
-
-def preflight(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> None:
-    """Fail before anything is written when evaluation data, models or training sets cannot be loaded."""
-    runs = study.grid_runs()
-    for model in {run.settings.model for run in runs if run.method.needs_encoder}:
-        try:
-            AutoConfig.from_pretrained(resolve_model_name(model))
-        except OSError as exc:
-            raise HarnessError(
-                f"cannot load model {model!r}: {str(exc).splitlines()[0]}; "
-                "use a local directory or all-MiniLM-L6-v2 when offline"
-            ) from None
-        check_weights(resolve_model_name(model))
-    for run in {json.dumps(run.flat(), sort_keys=True, default=str): run for run in runs}.values():
-        run.objective.preflight(run, data_dir)  # evaluation data (loaders cache what they read)
-        run.method.load_train_data(run, DataSources(data_dir, tracking_uri))
 
 
 def default_threads(workers: int = 1) -> int:
@@ -105,27 +86,23 @@ def run_study(
     progress: bool = True,
     heartbeat: int = DEFAULT_HEARTBEAT,
     threads: int | None = None,
+    checked: Checked | None = None,
 ) -> optuna.Study:
     """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted.
 
-    Before anything is written: the inputs are loaded (preflight), the tracking store and the Optuna
-    storage are reached, and this process takes the study's coordinator lease (harness.lease).
+    Before anything is written: the inputs are loaded and the tracking store and the Optuna storage
+    reached (harness.preflight; `checked` when the caller did that already), and this process takes the
+    study's coordinator lease (harness.lease).
     """
     threads = threads or default_threads(max(1, workers))
-    if workers == 0 and "://" not in (storage_spec or ""):
-        raise HarnessError(
-            "--workers 0 (workers started elsewhere) needs a storage with heartbeats to notice lost "
-            "workers; give --storage an RDB URL (postgresql://... or sqlite:///...)"
-        )
-    root = resolve_data_dir(data_dir)
-    tracking_uri = resolve_tracking_uri(tracking_uri)
-    check_reachable(tracking_uri)
-    preflight(study, root, tracking_uri)
-    storage = open_storage(storage_spec, heartbeat)
+    checked = checked or check_before_start(study, storage_spec, tracking_uri, data_dir, workers, heartbeat)
+    storage = checked.storage
     if fresh:
         _delete_study(study, storage)
     opt = open_study(study, storage, create=True)
-    settings = WorkerSettings(storage_spec, tracking_uri, root, heartbeat, threads, progress)
+    settings = WorkerSettings(
+        storage_spec, checked.tracking_uri, checked.data_dir, heartbeat, threads, progress
+    )
     with CoordinatorLease(opt, f"run-study {study.name} --profile {study.profile}"):
         return _coordinate(study, opt, storage, settings, workers, retry_failed)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 from typing import Any
 
 import optuna
@@ -18,8 +17,8 @@ from optuna.storages import BaseStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.errors import HarnessError, mask_password, writable_dir
-from harness.home import harness_home
+from harness.errors import HarnessError, mask_password
+from harness.places import check_journal, default_storage
 from harness.processes import worker_alive
 from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, WORKER, grace_period, requeued_numbers
 from harness.study_spec import Range, ResolvedStudy
@@ -27,10 +26,6 @@ from harness.study_spec import Range, ResolvedStudy
 FINGERPRINT = "fingerprint"
 SURPLUS = "surplus"  # a grid trial that found its point taken (ResumableGridSampler); not a real trial
 PARENT_RUN = "mlflow_parent_run_id"
-
-
-def default_storage() -> str:
-    return str(harness_home() / "optuna.journal")
 
 
 DRIVERS = {
@@ -73,13 +68,7 @@ def open_storage(
             else:
                 reason += "; check that the database server runs and the URL's host, port, database and user"
             raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None
-    path = Path(spec)
-    if not create and not path.is_file():
-        raise HarnessError(f"no Optuna journal at {path}; start the study with `harness run-study` first")
-    writable_dir(path.parent, "the Optuna storage", "give --storage a writable path or an RDB URL")
-    if path.is_dir():
-        raise HarnessError(f"Optuna storage {path} is a directory; give --storage a file path")
-    return JournalStorage(JournalFileBackend(spec))
+    return JournalStorage(JournalFileBackend(str(check_journal(spec, create))))
 
 
 class ResumableGridSampler(optuna.samplers.GridSampler):

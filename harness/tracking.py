@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import os
 import subprocess
 import tempfile
 import time
@@ -19,9 +18,9 @@ from typing import Any
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
-from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home
 from harness.metric_names import logged
+from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
 from harness.store_template import seed_sqlite_store
 
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
@@ -33,53 +32,6 @@ NOTE_TAG = "mlflow.note.content"  # the description the UI shows on an experimen
 # The UI opens an experiment in the view of its kind; without this tag MLflow 3 opens the GenAI view
 # (traces, evaluations). Values as the UI names them (mlflow/server/js: "mlflow.experimentKind").
 KIND_TAG, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
-
-
-TRACKING_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "file", "http", "https", "databricks")
-
-
-def resolve_tracking_uri(explicit: str | None = None) -> str:
-    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db; a URI of a scheme
-    MLflow cannot store runs in is refused in one line."""
-    given = explicit or os.environ.get("MLFLOW_TRACKING_URI")
-    if given:
-        scheme = given.split("://", 1)[0].split("+", 1)[0] if "://" in given else "file"
-        if scheme not in TRACKING_SCHEMES:
-            raise HarnessError(
-                f"tracking URI {mask_password(given)!r}: MLflow cannot use scheme {scheme!r}; give "
-                "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
-            )
-        return given
-    home = writable_dir(harness_home(), "the harness home", "set HARNESS_HOME to a writable directory")
-    return f"sqlite:///{home / 'mlflow.db'}"
-
-
-def check_reachable(uri: str, timeout: float = 5.0) -> None:
-    """Fail in one line, before anything is written, when the tracking store cannot be used: an MLflow
-    server that does not answer its /health endpoint, or a sqlite file in a directory we cannot write."""
-    shown = mask_password(uri)
-    if uri.startswith(("http://", "https://")):
-        import urllib.error
-        import urllib.request
-
-        try:
-            with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as answer:
-                answer.read()
-        except urllib.error.HTTPError as exc:
-            raise HarnessError(
-                f"MLflow server {shown} answered {exc.code} {exc.reason} to /health; check the URL "
-                "(and the server's --allowed-hosts)"
-            ) from None
-        except (OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise HarnessError(
-                f"MLflow server {shown} is not reachable ({reason}); start it (`mlflow server --host "
-                "127.0.0.1 --port 5000`) or give another --tracking-uri"
-            ) from None
-    elif uri.startswith("sqlite:///"):
-        writable_dir(
-            Path(uri.removeprefix("sqlite:///")).parent, "the MLflow store", "give a writable --tracking-uri"
-        )
 
 
 UI = "http://127.0.0.1:5000"  # where `harness ui` serves a local store
@@ -94,15 +46,6 @@ def experiment_url(uri: str, experiment_id: str) -> str:
     base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI
     order = "orderByKey=metrics.%60objective%60&orderByAsc=false"
     return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&{order}"
-
-
-def require_store(uri: str) -> str:
-    """`uri` for reading only: a sqlite store that does not exist yet is an error, not a new empty file."""
-    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
-        raise HarnessError(
-            f"no MLflow store at {uri.removeprefix('sqlite:///')}; run a study first (or give --tracking-uri)"
-        )
-    return uri
 
 
 def default_artifact_root() -> Path:

@@ -144,11 +144,11 @@ def _train_and_evaluate(
     )
     if encoder is not None:
         run.set_tag("embedding", encoder.embedding)  # e.g. the model's sentence-transformers modules
-    method = run_spec.build(encoder)
-    data = method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
+    model = run_spec.build(encoder)
+    data = run_spec.method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
 
     dev_encode = final_encode = None
-    embedder = method.eval_encoder()
+    embedder = model.eval_encoder()
     if embedder is not None:
         dev_encode = SentenceEncoder(embedder, config.eval_batch_size, amp_dtype)
         # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once
@@ -156,7 +156,7 @@ def _train_and_evaluate(
         final_encode = SentenceEncoder(
             embedder, config.eval_batch_size, amp_dtype, cache, progress=ctx.progress
         )
-    objective = run_spec.objective(method, run_spec, data, ctx.data_dir, dev_encode, final_encode)
+    objective = run_spec.objective(model, run_spec, data, ctx.data_dir, dev_encode, final_encode)
 
     latest: dict[str, float] = {}
 
@@ -171,13 +171,13 @@ def _train_and_evaluate(
         report(step, score)
 
     cache = (
-        cached_stages(run_spec, method, ctx.data_dir, device, amp_dtype, run, ctx.tracker)
+        cached_stages(run_spec, model, ctx.data_dir, device, amp_dtype, run, ctx.tracker)
         if config.stage_cache
         else None
     )
     outcome = train(
-        method,
-        method.stages(config, data),
+        model,
+        model.stages(config, data),
         config,
         device,
         amp_dtype,

@@ -64,7 +64,7 @@ def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, pre
          "max_steps": 6, "log_every": 2, "eval_every": 3, "precision": precision, "lr": 1e-3}
     )  # fmt: skip
     torch.manual_seed(0)
-    method = UnsupSimCSE(Encoder(str(tiny_bert), "mean", 32), run.params)
+    method = UnsupSimCSE.build(Encoder(str(tiny_bert), "mean", 32), run.params)
     before = {k: v.detach().clone() for k, v in method.state_dict().items()}
     logged: list[dict[str, float]] = []
     sentences = PipelineData(None, [list(wiki_sentences(data_dir))[:256]])

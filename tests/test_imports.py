@@ -4,6 +4,7 @@ methods -> loop -> config was one), and the settings module imports no method.""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,34 @@ def test_settings_import_no_method() -> None:
     code = "import sys, harness.config; print(any(m.startswith('harness.methods') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+HEAVY = ("torch", "transformers", "mlflow", "sklearn", "scipy")
+LIGHT_COMMANDS = [
+    ["--help"],
+    ["studies"],
+    ["methods"],
+    ["tasks"],
+    ["run-study", "lambda_tau_sweep", "--dry-run"],
+    ["run-study", "chen_heads", "--dry-run"],
+    ["run-study", "supcl_seq_glue", "--dry-run"],
+    ["run-study", "david_ensemble", "--dry-run"],
+    ["run-study", "lambda_tau_sweep", "--profile", "nosuch"],
+    ["run-study", "lambda_tau_sweep", "--tracking-uri", "foo://bar"],
+    ["run-study", "lambda_tau_sweep", "--profile", "smoke", "--workers", "0"],
+    ["worker", "lambda_tau_sweep", "--profile", "smoke"],
+]
+
+
+def test_listing_commands_and_argument_errors_import_no_torch(tmp_path: Path) -> None:
+    """Issue 23 item 3: what a researcher types to look around, and its argument errors, answer at once:
+    none of these imports torch, transformers, MLflow, scikit-learn or SciPy (seconds of imports each)."""
+    code = (
+        "import sys\nfrom harness.cli import main\nsys.argv[0] = 'harness'\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print('HEAVY', sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HARNESS_HOME": str(tmp_path / ".harness")}
+    for args in LIGHT_COMMANDS:
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+        assert "HEAVY []" in out.stdout, (args, out.stdout[-300:], out.stderr[-300:])

@@ -25,7 +25,7 @@ def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
 def test_frozen_encoder_is_encoded_once_across_evaluations_and_trials(
     tmp_path: Path, tiny_bert: Path, harness_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.evaluate import suite
+    from harness.evaluate import encode as encode_module
 
     encoded: list[int] = []
 
@@ -33,8 +33,8 @@ def test_frozen_encoder_is_encoded_once_across_evaluations_and_trials(
         encoded.append(len(sentences))
         return real_encode(encoder, sentences, *args)
 
-    real_encode = suite.encode
-    monkeypatch.setattr(suite, "encode", counting_encode)
+    real_encode = encode_module.encode
+    monkeypatch.setattr(encode_module, "encode", counting_encode)  # suite imports it at call time
     path = tiny_study(tmp_path, tiny_bert, {"seed": [1, 2]}, name="frozen-cache", method="frozen",
                       batch_size=4, max_steps=2, eval_every=1)  # fmt: skip
     run_study(load_study(path), progress=False)

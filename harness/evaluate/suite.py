@@ -10,18 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from harness.data.senteval import Variant
 from harness.errors import HarnessError
-from harness.evaluate.cache import EmbeddingCache, TrialCache, fingerprint
-from harness.evaluate.encode import encode
 from harness.evaluate.registry import ScoreOptions, aggregates, get_task, suite_tasks
 from harness.evaluate.transfer import PRESETS
-from harness.model.encoder import Encoder
-from harness.model.projection import ProjectedEncoder
+
+if TYPE_CHECKING:  # torch is imported where sentences are encoded: task lists and checks need none
+    import torch
+
+    from harness.evaluate.cache import EmbeddingCache, TrialCache
+    from harness.model.encoder import Encoder
+    from harness.model.projection import ProjectedEncoder
 
 Embeddings = dict[str, np.ndarray]
 EncodeFn = Callable[[list[str]], Embeddings]
@@ -94,6 +97,8 @@ class SentenceEncoder:
 
     def key(self) -> str:
         """The cache key of the encoder's current weights and of how it embeds."""
+        from harness.evaluate.cache import fingerprint
+
         return fingerprint(
             self.encoder,
             pooling=self.encoder.pooling,
@@ -103,6 +108,8 @@ class SentenceEncoder:
         )
 
     def __call__(self, sentences: list[str]) -> Embeddings:
+        from harness.evaluate.encode import encode
+
         if self.cache is None:
             return encode(self.encoder, sentences, self.batch_size, self.amp_dtype, self.progress)
         key = self.key()

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 
-Anchors = Literal["entailment_row", "premise"]
-Draw = Literal["random", "first"]
+from harness.choices import Anchors, Draw  # named once, torch-free
+from harness.fields import parse_selection  # noqa: F401  (re-exported: harness.losses.parse_selection)
 
 
 def _first_k(mask: torch.Tensor, k: torch.Tensor | int | None) -> torch.Tensor:
@@ -134,14 +133,3 @@ def nli_supervised_contrastive(
     per_anchor = -log_prob.sum(dim=1) / n_pos.clamp(min=1)
     has_pos = (n_pos > 0).float()
     return (per_anchor * has_pos).sum() / has_pos.sum().clamp(min=1.0)
-
-
-def parse_selection(selection: str) -> tuple[int | None, int | None]:
-    """Liao's N+/N- names: '3p3n' -> (3, 3), '3palln' -> (3, None), 'allpalln' -> (None, None)."""
-    match = re.fullmatch(r"(all|[1-9]\d*)p(all|\d+)n", selection)
-    if not match:
-        raise ValueError(
-            f"selection {selection!r} is not of the form <N|all>p<N|all>n with N+ >= 1, e.g. 3p3n or allpalln"
-        )
-    pos, neg = match.groups()
-    return (None if pos == "all" else int(pos)), (None if neg == "all" else int(neg))

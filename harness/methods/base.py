@@ -1,21 +1,20 @@
-"""What every method is: an nn.Module that owns the encoder and its heads, loads its training data and
-lists its training stages."""
+"""What every method is: a declaration, read without torch (its fields, paper defaults, objective, training
+data and stages), and the nn.Module it builds for a trial (harness/method_models/, imported only then),
+so `harness methods`, `run-study --dry-run` and every validation answer without loading torch."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
-from torch import nn
-
-from harness.model.encoder import Encoder
-from harness.train.loop import Stage
 
 if TYPE_CHECKING:
-    from harness.config import RunConfig
+    from harness.method_models.base import MethodModel
+    from harness.model.encoder import Encoder
     from harness.run_spec import ResolvedRun
 
 
@@ -34,23 +33,21 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Method(nn.Module):
-    """Base class: an nn.Module that owns the encoder and its heads. Subclasses set `Params` (a pydantic
-    model of their own config fields, validated with extra fields forbidden), `load_train_data` and
-    `stages` (the ordered training phases); `objective` names how trials score it (harness/objectives/)."""
+class Method:
+    """Base class of a method's declaration. Subclasses set `Params` (a pydantic model of their own config
+    fields, validated with extra fields forbidden), `load_train_data`, and `model`: the nn.Module class it
+    trains ("module:Class" under harness/method_models/), built by `build`; `objective` names how trials
+    score it (harness/objectives/)."""
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
     objective: ClassVar[str] = "sts"
     needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
+    trains: ClassVar[bool] = True  # False: nothing to train (an ensemble, GloVe); `needs` says what it reads
+    model: ClassVar[str] = ""  # "harness.method_models.<file>:<Class>": what `build` makes
     # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins
     run_defaults: ClassVar[dict[str, Any]] = {}
     run_defaults_source: ClassVar[str] = ""  # where they come from (paper section, repo@commit file:line)
-
-    def __init__(self, encoder: Encoder | None, params: BaseModel) -> None:
-        super().__init__()
-        self.encoder = encoder
-        self.params = params
 
     @classmethod
     def objective_name(cls, params: Any) -> str:
@@ -67,15 +64,13 @@ class Method(nn.Module):
         preflight before any trial, so a missing file fails early)."""
         raise NotImplementedError
 
-    def stage_descriptions(self, config: RunConfig) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        """For the stage cache (harness.train.stage_keys): (method fields that act on every stage, one
-        description per stage of everything else that determines it), or None: not cacheable."""
-        return None
+    @classmethod
+    def needs(cls, run: ResolvedRun, sources: DataSources) -> list[str]:
+        """For the dry run of a method that trains nothing: what its trials would miss here, in words."""
+        return []
 
-    def eval_encoder(self) -> nn.Module | None:
-        """What the embedding evaluation encodes with (an `Encoder`, or one with a head on top)."""
-        return self.encoder
-
-    def stages(self, config: RunConfig, data: Any) -> list[Stage]:
-        """The training phases, in order, from the run's common settings (own fields: `self.params`)."""
-        raise NotImplementedError
+    @classmethod
+    def build(cls, encoder: Encoder | None, params: BaseModel) -> MethodModel:
+        """The nn.Module a trial trains and scores: `model`'s class around the encoder (torch from here)."""
+        module, _, name = cls.model.partition(":")
+        return getattr(importlib.import_module(module), name)(encoder, params, cls)

@@ -9,7 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import Field
 
 from harness.data.cs224n import MultitaskData, run_multitask_data
@@ -18,7 +17,6 @@ from harness.fields import Strict
 from harness.methods.base import DataSources, Method
 from harness.objectives.multitask import SINGLE_TASK_SCORE
 from harness.registry import register_method
-from harness.train.loop import Stage
 from harness.train.multitask import TASKS
 
 if TYPE_CHECKING:
@@ -59,7 +57,25 @@ class Ensemble(Method):
     Params = EnsembleParams
     objective = "ensemble"
     needs_encoder = False
-    tasks = TASKS
+    trains = False
+    model = "harness.method_models.ensemble:EnsembleModel"
+
+    @classmethod
+    def needs(cls, run: Any, sources: DataSources) -> list[str]:
+        """The source study's finished runs, read from a local store without MLflow."""
+        from harness.store_index import finished_trials, local_store
+
+        p = run.params
+        store = local_store(sources.tracking_uri)
+        if store is None:
+            return [f"finished runs of {p.source_study} in the tracking store"]
+        done = finished_trials(store).get(p.source_study, {})
+        if (done.get(p.source_profile, 0) if p.source_profile else sum(done.values())) == 0:
+            profile = f" --profile {p.source_profile}" if p.source_profile else ""
+            return [
+                f"finished runs of {p.source_study}: run `harness run-study {p.source_study}{profile}` first"
+            ]
+        return []
 
     @classmethod
     def scored_tasks(cls, params: Any) -> tuple[str, ...]:
@@ -72,15 +88,3 @@ class Ensemble(Method):
         p = run.params
         chosen = choose_runs(Tracker(sources.tracking_uri), p.source_study, p.source_profile, p.top_k)
         return run_multitask_data(run, sources.data_dir), chosen
-
-    def task_data(self, data: tuple[MultitaskData, dict]) -> MultitaskData:
-        return data[0]
-
-    def combined_predictions(self, data: tuple[MultitaskData, dict]) -> dict[str, np.ndarray]:
-        _, chosen = data
-        return {
-            task: np.mean([np.asarray(p[task]) for _, p in runs], axis=0) for task, runs in chosen.items()
-        }
-
-    def stages(self, config: Any, data: Any) -> list[Stage]:
-        return []

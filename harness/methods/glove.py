@@ -22,9 +22,7 @@ from pydantic import Field
 from harness.errors import TrialSkipped
 from harness.fields import Strict
 from harness.methods.base import DataSources, Method
-from harness.model.glove import GloveEmbedder
 from harness.registry import register_method
-from harness.train.loop import Stage
 
 GLOVE_URL = "https://nlp.stanford.edu/projects/glove/"
 GLOVE_ENV = "HARNESS_GLOVE_PATH"
@@ -57,17 +55,19 @@ def vectors_file(glove_path: str | None) -> Path:
 class AverageGlove(Method):
     Params = GloveParams
     needs_encoder = False
+    trains = False
+    model = "harness.method_models.glove:GloveModel"
 
-    def __init__(self, encoder: None, params: GloveParams) -> None:
-        super().__init__(None, params)
-        self.embedder = GloveEmbedder(vectors_file(params.glove_path))
+    @classmethod
+    def needs(cls, run: Any, sources: DataSources) -> list[str]:
+        try:
+            vectors_file(run.params.glove_path)
+        except TrialSkipped:
+            return [
+                f"GloVe vectors (glove_path or {GLOVE_ENV}; {GLOVE_URL}); without them the trial is skipped"
+            ]
+        return []
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> list[Any]:
-        return []
-
-    def eval_encoder(self) -> GloveEmbedder:
-        return self.embedder
-
-    def stages(self, config: Any, data: Any) -> list[Stage]:
         return []

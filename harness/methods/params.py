@@ -6,9 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from harness.choices import ParaphraseHead, Projection, SimilarityHead
 from harness.fields import Sources, Strict, refuse_set
-from harness.model.heads import ParaphraseHead, SimilarityHead
-from harness.model.projection import Projection
 from harness.stages.contrastive import IGNORED
 from harness.train.multitask import Combiner
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict
 
+from harness.choices import NLIHead
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
-from harness.model.encoder import Encoder
-from harness.model.heads import NLIHead
 from harness.registry import register_method
+
+if TYPE_CHECKING:
+    from harness.method_models.base import MethodModel
+    from harness.model.encoder import Encoder
 
 
 class SBERTParams(BaseModel):
@@ -20,5 +25,7 @@ class SBERTParams(BaseModel):
 class SBERTBaseline(SupervisedContrastiveNLI):
     Params = SBERTParams
 
-    def __init__(self, encoder: Encoder, params: SBERTParams) -> None:
-        super().__init__(encoder, SCLParams(lam=0.0, classifier=params.classifier))
+    @classmethod
+    def build(cls, encoder: Encoder | None, params: BaseModel) -> MethodModel:
+        """`scl`'s model at lambda = 0 with this classifier."""
+        return super().build(encoder, SCLParams(lam=0.0, classifier=params.classifier))  # type: ignore[attr-defined]

@@ -31,21 +31,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-import torch
-import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.data.nli import ENTAILMENT, LABELS, NLIGroup, pack_batches
+from harness.choices import Anchors, Draw, NLIHead
+from harness.data.nli import NLIGroup
 from harness.data.train_sets import load_nli
-from harness.fields import refuse_set
-from harness.losses import nli_supervised_contrastive, parse_selection
-from harness.losses.nli_augment import nli_augmented_cross_entropy
-from harness.losses.nli_supcon import Anchors, Draw
+from harness.fields import parse_selection, refuse_set
 from harness.methods.base import DataSources, Method
-from harness.model.encoder import Encoder
-from harness.model.heads import NLIClassifier, NLIHead
 from harness.registry import register_method
-from harness.train.loop import Stage
 
 
 class SCLParams(BaseModel):
@@ -96,71 +89,13 @@ class SCLParams(BaseModel):
 @register_method("scl")
 class SupervisedContrastiveNLI(Method):
     Params = SCLParams
+    model = "harness.method_models.nli:NLIModel"
     run_defaults: ClassVar[dict[str, Any]] = {
         "model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5, "batch_size": 64,
         "epochs": 1, "warmup_ratio": 0.1, "lr_schedule": "linear", "keep_best": False,
     }  # fmt: skip
     run_defaults_source = "Liao 3, 4.2; Danqi7/584-final@0e40add models.py:21, :44, :65"
 
-    def __init__(self, encoder: Encoder, params: SCLParams) -> None:
-        super().__init__(encoder, params)
-        self.classifier = NLIClassifier(encoder.hidden_size, params.classifier)
-        self.max_pos, self.max_neg = parse_selection(params.selection)
-
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> Sequence[NLIGroup]:
         return load_nli(run.settings, sources.data_dir)
-
-    def stages(self, config: Any, data: Sequence[NLIGroup]) -> list[Stage]:
-        return [
-            Stage(self.name, lambda rng: pack_batches(data, config.batch_size, rng), [self.loss],
-                  config.epochs, config.lr, config.max_steps)
-        ]  # fmt: skip
-
-    def loss(self, batch: list[NLIGroup]) -> dict[str, torch.Tensor]:
-        premises = [g.premise for g in batch]
-        hypotheses = [h for g in batch for h in g.hypotheses]
-        owner = torch.tensor([i for i, g in enumerate(batch) for _ in g.hypotheses])
-        labels = torch.tensor([label for g in batch for label in g.labels])
-        device = self.encoder.device
-        owner, labels = owner.to(device, non_blocking=True), labels.to(device, non_blocking=True)
-
-        embeddings = self.encoder.embed(premises + hypotheses)
-        anchors, candidates = embeddings[: len(premises)], embeddings[len(premises) :]
-        lam = self.params.lam
-        parts: dict[str, torch.Tensor] = {}
-        total = torch.zeros((), device=device)
-        if lam < 1.0:
-            logits = self.classifier(anchors[owner], candidates)
-            parts["loss_ce"] = F.cross_entropy(logits.float(), labels)
-            total = total + (1.0 - lam) * parts["loss_ce"]
-        if lam > 0.0 and self.params.contrastive_term == "augment":
-            parts["loss_aug"] = nli_augmented_cross_entropy(
-                self.classifier,
-                anchors,
-                candidates,
-                owner,
-                labels,
-                self.max_pos,
-                self.max_neg,
-                anchor_per=self.params.anchors,
-                draw=self.params.draw,
-                entailment=ENTAILMENT,
-                contradiction=LABELS["contradiction"],
-            )
-            total = total + lam * parts["loss_aug"]
-        elif lam > 0.0:
-            parts["loss_scl"] = nli_supervised_contrastive(
-                anchors,
-                candidates,
-                owner,
-                labels == ENTAILMENT,
-                self.params.tau,
-                self.max_pos,
-                self.max_neg,
-                self.params.normalize,
-                anchor_per=self.params.anchors,
-                draw=self.params.draw,
-            )
-            total = total + lam * parts["loss_scl"]
-        return {"loss": total, **parts}

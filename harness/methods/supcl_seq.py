@@ -22,17 +22,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import torch
 from pydantic import Field
 
-from harness.data.cs224n import MultitaskData
-from harness.losses import cross_entropy
 from harness.methods.params import SentimentHeadParams
 from harness.methods.tasks import TaskMethod
-from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
+from harness.model.dropout_views import DropoutViewFields
 from harness.registry import register_method
-from harness.train.loop import Stage
-from harness.train.multitask import schedule
 
 
 class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
@@ -43,6 +38,7 @@ class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
 @register_method("supcl_seq")
 class SupCLSeq(TaskMethod):
     Params = SupCLSeqParams
+    model = "harness.method_models.supcl_seq:SupCLSeqModel"
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01,
         "warmup_ratio": 0.0, "keep_best": False,
@@ -55,34 +51,3 @@ class SupCLSeq(TaskMethod):
     @classmethod
     def trained_tasks(cls, params: Any) -> tuple[str, ...]:
         return ("sst",)
-
-    def views_loss(self, rows: list[int], data: MultitaskData, passes: ViewPasses) -> dict[str, torch.Tensor]:
-        texts = [data.sst_train.texts[i] for i in rows]
-        labels = torch.as_tensor(data.sst_train.labels[rows], device=self.encoder.device)
-        embed = lambda: self.encoder.embed(texts)  # noqa: E731
-        return {"loss": supcon_views(self.encoder, self.params, passes, embed, labels)}
-
-    def classifier_loss(self, rows: list[int], data: MultitaskData) -> dict[str, torch.Tensor]:
-        self.encoder.eval()
-        with torch.no_grad():
-            features = self.encoder.embed([data.sst_train.texts[i] for i in rows])
-        self.encoder.train()
-        labels = torch.as_tensor(data.sst_train.labels[rows], device=features.device)
-        return {"loss": cross_entropy(self.sentiment(features), labels)}
-
-    def stages(self, config: Any, data: MultitaskData) -> list[Stage]:
-        def sst(rng: Any) -> list[list[int]]:
-            return [
-                step["sst"]
-                for step in schedule({"sst": len(data.sst_train)}, config.batch_size, "single", rng)
-            ]
-
-        p = self.params
-        passes = ViewPasses(p, model_dropout(self.encoder))
-        views = [lambda rows: self.views_loss(rows, data, passes)]
-        return [
-            Stage("supcon-views", sst, views, config.epochs, config.lr, config.max_steps,
-                  scored=False),  # the classifier is still random: never the best
-            Stage("linear-probe", sst, [lambda rows: self.classifier_loss(rows, data)], p.classifier_epochs,
-                  p.classifier_lr, config.max_steps, trainable=lambda: list(self.sentiment.parameters())),
-        ]  # fmt: skip

@@ -24,14 +24,14 @@ the encoder's dropouts are set back to the model's own (what `authors_loop` carr
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import torch
 from pydantic import BaseModel, Field
-from torch import nn
 
 from harness.fields import Probabilities
-from harness.losses import supcon
+
+if TYPE_CHECKING:  # torch is imported where a view is made: stage specs read these fields without it
+    import torch
 
 T = TypeVar("T")
 
@@ -52,6 +52,8 @@ class DropoutViewFields(BaseModel):
 
 def model_dropout(encoder: Any) -> float:
     """The probability of the transformer's first dropout layer (BERT's 0.1; 0.1 when it has none)."""
+    from torch import nn
+
     return next((m.p for m in encoder.model.modules() if isinstance(m, nn.Dropout)), 0.1)
 
 
@@ -101,5 +103,9 @@ def supcon_views(
     labels: torch.Tensor,
 ) -> torch.Tensor:
     """supcon(stack_n Enc(x, p_n), y): the views [B, N, d] of `embed()`, one per pass of this batch."""
+    import torch
+
+    from harness.losses import supcon
+
     views = torch.stack(dropout_passes(encoder, passes.next_batch(), embed), dim=1)
     return supcon(views, labels, fields.temperature, fields.normalize, fields.base_temperature)

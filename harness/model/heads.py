@@ -8,9 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-NLIHead = Literal["two_linear", "linear", "mlp"]
-ParaphraseHead = Literal["linear", "bilinear", "cosine", "plain_cosine"]
-SimilarityHead = Literal["cosine", "relu_cosine", "linear"]
+from harness.choices import NLIHead, ParaphraseHead, SimilarityHead  # named once, torch-free
 
 
 class NLIClassifier(nn.Module):

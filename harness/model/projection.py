@@ -15,14 +15,12 @@ has no `--mlp_only_train`): `mlp_at_test: true` evaluates `ProjectedEncoder`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import torch
 from torch import nn
 
+from harness.choices import Projection  # named once, torch-free
 from harness.model.encoder import Encoder
-
-Projection = Literal["simcse", "simclr"]
 
 
 def projection_head(hidden: int, kind: Projection = "simcse") -> nn.Module:

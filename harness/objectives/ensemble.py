@@ -12,4 +12,4 @@ from harness.objectives.registry import register_objective
 @register_objective("ensemble")
 class EnsembleObjective(MultitaskObjective):
     def predictions(self, encode: Any) -> dict[str, Any]:
-        return self.method.combined_predictions(self.data)
+        return self.model.combined_predictions(self.data)

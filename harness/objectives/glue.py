@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from scipy.stats import pearsonr, spearmanr
-from sklearn.metrics import f1_score, matthews_corrcoef
 
 from harness.data.glue import GlueSplit, glue_task
 from harness.data.glue_source import run_glue
-from harness.device import autocast
 from harness.objectives.registry import Objective, register_objective
 from harness.stages.glue import glue_outputs
+
+if TYPE_CHECKING:  # torch, scipy and scikit-learn are imported where a trial is scored
+    import torch
 
 
 def glue_stage_task(run: Any) -> str:
@@ -28,6 +27,9 @@ def glue_stage_task(run: Any) -> str:
 
 def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[str, float]:
     """Every metric of `task` x 100 (`predictions`: class indices, or scores for regression)."""
+    from scipy.stats import pearsonr, spearmanr
+    from sklearn.metrics import f1_score, matthews_corrcoef
+
     metric = {
         "acc": lambda: float(np.mean(predictions == gold)),
         "f1": lambda: float(f1_score(gold, predictions)),
@@ -38,20 +40,23 @@ def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[st
     return {f"{task}.{name}": 100 * metric[name]() for name in glue_task(task).metrics}
 
 
-@torch.inference_mode()
 def glue_predictions(
-    method: Any, task: str, split: GlueSplit, batch_size: int, amp_dtype: torch.dtype | None = None
+    model: Any, task: str, split: GlueSplit, batch_size: int, amp_dtype: torch.dtype | None = None
 ) -> np.ndarray:
     """Class indices (or scores) for every example, in eval mode, under the trial's autocast dtype."""
-    was_training = method.training
-    method.eval()
+    import torch
+
+    from harness.device import autocast
+
+    was_training = model.training
+    model.eval()
     try:
-        with autocast(method.encoder.device, amp_dtype):
+        with torch.inference_mode(), autocast(model.encoder.device, amp_dtype):
             starts = range(0, len(split), batch_size)
-            outputs = [glue_outputs(method, task, split, list(range(i, min(i + batch_size, len(split)))))
+            outputs = [glue_outputs(model, task, split, list(range(i, min(i + batch_size, len(split)))))
                        for i in starts]  # fmt: skip
     finally:
-        method.train(was_training)
+        model.train(was_training)
     stacked = torch.cat(outputs).float().cpu()
     return stacked[:, 0].numpy() if glue_task(task).labels is None else stacked.argmax(-1).numpy()
 
@@ -70,7 +75,7 @@ class GlueObjective(Objective):
     def scores(self) -> tuple[dict[str, float], np.ndarray]:
         dev = run_glue(self.run, self.data_dir, self.task, "dev")
         amp = self.encode.amp_dtype if self.encode is not None else None
-        predictions = glue_predictions(self.method, self.task, dev, self.run.settings.eval_batch_size, amp)
+        predictions = glue_predictions(self.model, self.task, dev, self.run.settings.eval_batch_size, amp)
         return glue_scores(self.task, predictions, dev.targets), predictions
 
     def dev_scores(self) -> dict[str, float]:

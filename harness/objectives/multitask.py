@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.data.cs224n import run_multitask_data, train_as_dev
-from harness.evaluate.multitask import predict_multitask, score_predictions
 from harness.objectives.registry import Objective, register_objective
 
 SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson"}
@@ -25,23 +24,31 @@ class MultitaskObjective(Objective):
         return ("overall", "overall_r01", *singles) if len(tasks) == 3 else singles
 
     def predictions(self, encode: Any) -> dict[str, Any]:
-        method = self.method
-        return predict_multitask(method, method.task_data(self.data), encode, method.tasks)
+        from harness.evaluate.multitask import predict_multitask  # torch: only where a trial scores
+
+        model = self.model
+        return predict_multitask(model, model.task_data(self.data), encode, model.tasks)
 
     def dev_scores(self) -> dict[str, float]:
-        return score_predictions(self.predictions(self.encode), self.method.task_data(self.data))
+        from harness.evaluate.multitask import score_predictions
+
+        return score_predictions(self.predictions(self.encode), self.model.task_data(self.data))
 
     def train_scores(self) -> dict[str, float]:
+        from harness.evaluate.multitask import predict_multitask, score_predictions
+
         size = self.run.settings.train_eval_size
         if not size:
             return {}
-        data = train_as_dev(self.method.task_data(self.data), size)
-        tasks = self.method.tasks
-        return score_predictions(predict_multitask(self.method, data, self.encode, tasks), data)
+        data = train_as_dev(self.model.task_data(self.data), size)
+        tasks = self.model.tasks
+        return score_predictions(predict_multitask(self.model, data, self.encode, tasks), data)
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
+        from harness.evaluate.multitask import score_predictions
+
         predictions = self.predictions(self.final_encode)
-        scores = score_predictions(predictions, self.method.task_data(self.data))
+        scores = score_predictions(predictions, self.model.task_data(self.data))
         results = {"scores": scores, "predictions": {k: v.tolist() for k, v in predictions.items()}}
         return {f"dev.{k}": v for k, v in scores.items()}, results
 

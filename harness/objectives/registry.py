@@ -23,21 +23,23 @@ if TYPE_CHECKING:
 
 
 class Objective:
-    """One trial's scoring. `encode` / `final_encode` are None where the method has no encoder."""
+    """One trial's scoring of `model` (what the method built: harness/method_models/). `encode` /
+    `final_encode` are None where the method has no encoder. Declared torch-free: the scoring imports
+    what it needs when it runs."""
 
     name: ClassVar[str] = ""
     reads_final_tasks: ClassVar[bool] = False  # scores embeddings at the end: `final_tasks` picks the tasks
 
     def __init__(
         self,
-        method: Any,
+        model: Any,
         run: ResolvedRun,
         data: Any,
         data_dir: Path,
         encode: SentenceEncoder | None,
         final_encode: SentenceEncoder | None,
     ) -> None:
-        self.method, self.run, self.data, self.data_dir = method, run, data, data_dir
+        self.model, self.run, self.data, self.data_dir = model, run, data, data_dir
         self.encode, self.final_encode = encode, final_encode
         self.metric = run.settings.objective_metric or self.metric_choices(run)[0]
 

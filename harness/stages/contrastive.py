@@ -24,9 +24,8 @@ import functools
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import torch
 from pydantic import BeforeValidator, Field, model_validator
 
 from harness.data.cs224n import MultitaskData, run_multitask_data
@@ -37,10 +36,13 @@ from harness.data.paths import require_file
 from harness.data.train_sets import load_nli
 from harness.errors import HarnessError
 from harness.fields import Source, refuse_set, split_commas
-from harness.losses import info_nce, paired_info_nce
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.batching import length_grouped, random_batches
-from harness.train.loop import Stage
+
+if TYPE_CHECKING:  # torch, the losses and the loop's Stage are imported where a stage is built
+    import torch
+
+    from harness.train.loop import Stage
 
 CONTRADICTION = LABELS["contradiction"]
 Kind = Literal["unsup", "sup_quora", "sup_nli", "sup_pairs"]
@@ -123,6 +125,8 @@ def project(method: Any, sentences: list[str]) -> torch.Tensor:
 
 def unsup_loss(method: Any, sentences: list[str], temperature: float) -> dict[str, torch.Tensor]:
     """SimCSE's unsupervised InfoNCE: row i of the first pass against row i of the second."""
+    from harness.losses import info_nce
+
     z = project(method, list(sentences) * 2)
     n = len(sentences)
     return {"loss": info_nce(z[:n], z[n:], temperature=temperature)}
@@ -222,6 +226,10 @@ class ContrastiveStage(StageSpec):
         return examples[: self.limit] if self.limit else examples
 
     def loss(self, method: Any, batch: list[Any]) -> dict[str, torch.Tensor]:
+        import torch
+
+        from harness.losses import info_nce, paired_info_nce
+
         if self.contrastive == "unsup":
             return unsup_loss(method, batch, self.temperature)
         n, tau = len(batch), self.temperature
@@ -238,6 +246,8 @@ class ContrastiveStage(StageSpec):
         return {"loss": info_nce(z[:n], z[n : 2 * n], z[2 * n :], tau, self.hard_negative_weight)}
 
     def build(self, method: Any, settings: Any, data: list[Any]) -> Stage:
+        from harness.train.loop import Stage
+
         epochs, lr, batch_size, max_steps = self.schedule(settings)
 
         def size(example: Any) -> int:

@@ -5,15 +5,17 @@ trains all three with a combiner (harness.train.multitask: average, batch / epoc
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
 from harness.data.cs224n import MultitaskData, run_multitask_data
 from harness.fields import refuse_set
 from harness.stages.registry import StageSpec, register_stage
-from harness.train.loop import Stage
 from harness.train.multitask import COMBINERS, TASKS, Combiner, schedule
+
+if TYPE_CHECKING:
+    from harness.train.loop import Stage
 
 Tasks = Literal["multitask", "sst", "quora", "sts"]
 
@@ -57,6 +59,8 @@ class TaskStage(StageSpec):
 
     def build(self, method: Any, settings: Any, data: MultitaskData) -> Stage:
         """Fine-tuning on the tasks: one step's loss is the mean of its task losses (or PCGrad)."""
+        from harness.train.loop import Stage
+
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         sizes = {"sst": len(data.sst_train), "quora": len(data.quora_train), "sts": len(data.sts_train)}
         combiner, single = ("single", self.variety) if self.variety != "multitask" else (self.combiner, "sst")

@@ -4,7 +4,7 @@ batch. The two steps are separate updates, so a combiner that projects gradients
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
@@ -12,8 +12,10 @@ from harness.data.cs224n import MultitaskData
 from harness.stages.contrastive import unsup_loss
 from harness.stages.finetune import Tasks, TaskStage
 from harness.stages.registry import register_stage
-from harness.train.loop import Stage
 from harness.train.multitask import COMBINERS
+
+if TYPE_CHECKING:
+    from harness.train.loop import Stage
 
 
 def step_sentences(step: dict[str, list[int]], data: MultitaskData) -> list[str]:

@@ -14,12 +14,9 @@ an interpretation (the same views as SupCL-Seq, cross-entropy in place of the co
 from __future__ import annotations
 
 import random
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import torch
-import torch.nn.functional as F
 from pydantic import Field
-from torch import nn
 
 from harness.data.glue import GLUE_TASKS, GlueSplit, glue_task
 from harness.data.glue_source import run_glue
@@ -27,7 +24,12 @@ from harness.fields import Probabilities
 from harness.model.dropout_views import dropout_passes
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.batching import random_batches
-from harness.train.loop import Stage
+
+if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is built
+    import torch
+    from torch import nn
+
+    from harness.train.loop import Stage
 
 GlueTaskName = Literal[tuple(GLUE_TASKS)]  # type: ignore[valid-type]
 
@@ -50,6 +52,8 @@ def glue_outputs(method: Any, task: str, split: GlueSplit, rows: list[int]) -> t
 
 
 def glue_loss(outputs: torch.Tensor, targets: torch.Tensor, regression: bool) -> torch.Tensor:
+    import torch.nn.functional as F
+
     if regression:
         return F.mse_loss(outputs[:, 0].float(), targets.float())
     return F.cross_entropy(outputs.float(), targets)
@@ -73,6 +77,8 @@ class GlueStage(StageSpec):
         return True
 
     def modules(self, hidden: int) -> dict[str, nn.Module]:
+        from torch import nn
+
         outputs = glue_task(self.glue).num_outputs
         return {
             head_name(self.glue): nn.Sequential(nn.Dropout(self.head_dropout), nn.Linear(hidden, outputs))
@@ -82,6 +88,10 @@ class GlueStage(StageSpec):
         return run_glue(run, sources.data_dir, self.glue, "train")
 
     def build(self, method: Any, settings: Any, data: GlueSplit) -> Stage:
+        import torch
+
+        from harness.train.loop import Stage
+
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         regression = glue_task(self.glue).labels is None
         head = getattr(method, head_name(self.glue))

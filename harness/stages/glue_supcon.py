@@ -13,10 +13,9 @@ It trains no head, so a pipeline follows it with the linear probe on the frozen 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from harness.data.glue import GlueSplit, supcon_labels
 from harness.data.glue_source import run_glue
@@ -24,7 +23,11 @@ from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dro
 from harness.stages.glue import GlueTaskName, glue_embed
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.batching import random_batches
-from harness.train.loop import Stage
+
+if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is built
+    import torch
+
+    from harness.train.loop import Stage
 
 
 @register_stage("glue_supcon")
@@ -41,11 +44,15 @@ class GlueSupConStage(StageSpec, DropoutViewFields):
         self, method: Any, data: GlueSplit, classes: np.ndarray, passes: ViewPasses, rows: list[int]
     ) -> torch.Tensor:
         """supcon over the views of the rows' examples; `classes`: every example's (`supcon_labels`)."""
+        import torch
+
         labels = torch.as_tensor(classes[rows], device=method.encoder.device)
         embed = lambda: glue_embed(method.encoder, data, rows)  # noqa: E731
         return supcon_views(method.encoder, self, passes, embed, labels)
 
     def build(self, method: Any, settings: Any, data: GlueSplit) -> Stage:
+        from harness.train.loop import Stage
+
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         classes = supcon_labels(self.glue_supcon, data.targets)
         passes = ViewPasses(self, model_dropout(method.encoder))

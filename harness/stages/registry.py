@@ -20,11 +20,12 @@ from pydantic import (
     SerializeAsAny,
     model_serializer,
 )
-from torch import nn
 
 from harness.registry import Registry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a stage's torch parts are imported where it is built: specs validate without torch
+    from torch import nn
+
     from harness.methods.base import DataSources
     from harness.train.loop import Stage
 

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from harness.data.nli import NLIGroup, read_snli_local
 from harness.errors import HarnessError
+from harness.method_models.nli import NLIModel
 from harness.methods.sbert import SBERTBaseline, SBERTParams
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
 from harness.model.encoder import Encoder
@@ -19,10 +20,10 @@ def batch(data_dir: Path) -> list:
     return read_snli_local(data_dir, ["dev"])[:6]
 
 
-def build(tiny_bert: Path, **params: object) -> SupervisedContrastiveNLI:
+def build(tiny_bert: Path, **params: object) -> NLIModel:
     torch.manual_seed(0)
-    method = SupervisedContrastiveNLI(Encoder(str(tiny_bert)), SCLParams(**params))
-    return method.eval()  # no dropout: two calls see the same embeddings
+    model = SupervisedContrastiveNLI.build(Encoder(str(tiny_bert)), SCLParams(**params))
+    return model.eval()  # no dropout: two calls see the same embeddings
 
 
 def test_lambda_zero_is_cross_entropy_only(tiny_bert: Path, batch: list) -> None:
@@ -47,7 +48,7 @@ def test_lambda_interpolates(tiny_bert: Path, batch: list) -> None:
 
 def test_sbert_is_scl_at_lambda_zero(tiny_bert: Path, batch: list) -> None:
     torch.manual_seed(0)
-    sbert = SBERTBaseline(Encoder(str(tiny_bert)), SBERTParams()).eval()
+    sbert = SBERTBaseline.build(Encoder(str(tiny_bert)), SBERTParams()).eval()
     assert torch.allclose(sbert.loss(batch)["loss"], build(tiny_bert, **{"lambda": 0.0}).loss(batch)["loss"])
 
 

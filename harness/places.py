@@ -1,0 +1,82 @@
+"""Where a run's state goes (the MLflow tracking URI), checked without importing MLflow, so a command
+refuses a bad place in one line and at once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.errors import HarnessError, mask_password, writable_dir
+from harness.home import harness_home
+
+TRACKING_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "file", "http", "https", "databricks")
+
+
+def resolve_tracking_uri(explicit: str | None = None) -> str:
+    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db; a URI of a scheme
+    MLflow cannot store runs in is refused in one line."""
+    given = explicit or os.environ.get("MLFLOW_TRACKING_URI")
+    if given:
+        scheme = given.split("://", 1)[0].split("+", 1)[0] if "://" in given else "file"
+        if scheme not in TRACKING_SCHEMES:
+            raise HarnessError(
+                f"tracking URI {mask_password(given)!r}: MLflow cannot use scheme {scheme!r}; give "
+                "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
+            )
+        return given
+    home = writable_dir(harness_home(), "the harness home", "set HARNESS_HOME to a writable directory")
+    return f"sqlite:///{home / 'mlflow.db'}"
+
+
+def check_reachable(uri: str, timeout: float = 5.0) -> None:
+    """Fail in one line, before anything is written, when the tracking store cannot be used: an MLflow
+    server that does not answer its /health endpoint, or a sqlite file in a directory we cannot write."""
+    shown = mask_password(uri)
+    if uri.startswith(("http://", "https://")):
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as answer:
+                answer.read()
+        except urllib.error.HTTPError as exc:
+            raise HarnessError(
+                f"MLflow server {shown} answered {exc.code} {exc.reason} to /health; check the URL "
+                "(and the server's --allowed-hosts)"
+            ) from None
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise HarnessError(
+                f"MLflow server {shown} is not reachable ({reason}); start it (`mlflow server --host "
+                "127.0.0.1 --port 5000`) or give another --tracking-uri"
+            ) from None
+    elif uri.startswith("sqlite:///"):
+        writable_dir(
+            Path(uri.removeprefix("sqlite:///")).parent, "the MLflow store", "give a writable --tracking-uri"
+        )
+
+
+def require_store(uri: str) -> str:
+    """`uri` for reading only: a sqlite store that does not exist yet is an error, not a new empty file."""
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        raise HarnessError(
+            f"no MLflow store at {uri.removeprefix('sqlite:///')}; run a study first (or give --tracking-uri)"
+        )
+    return uri
+
+
+def default_storage() -> str:
+    """The local Optuna journal: .harness/optuna.journal."""
+    return str(harness_home() / "optuna.journal")
+
+
+def check_journal(spec: str, create: bool = True) -> Path:
+    """A journal file path the Optuna storage can use: its folder writable, not a directory; a worker
+    (`create=False`) needs the file to exist already."""
+    path = Path(spec)
+    if not create and not path.is_file():
+        raise HarnessError(f"no Optuna journal at {path}; start the study with `harness run-study` first")
+    writable_dir(path.parent, "the Optuna storage", "give --storage a writable path or an RDB URL")
+    if path.is_dir():
+        raise HarnessError(f"Optuna storage {path} is a directory; give --storage a file path")
+    return path
