@@ -6,11 +6,11 @@ of imports, and leaves no store, journal or run behind."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.data.hub import hub_offline
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.model.location import check_weights, resolve_model_name
@@ -89,7 +89,7 @@ def check_model(model: str) -> None:
                 "model there with save_pretrained, or give another model"
             ) from None
     elif not _in_hub_cache(resolved):
-        if _offline():
+        if hub_offline():
             raise HarnessError(
                 f"cannot load model {model!r}: not in the local hub cache and HF_HUB_OFFLINE is set; "
                 "use a local directory or all-MiniLM-L6-v2 when offline"
@@ -113,9 +113,3 @@ def _in_hub_cache(repo_id: str) -> bool:
         return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
     except ValueError:  # not a valid repo id: transformers says why
         return False
-
-
-def _offline() -> bool:
-    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) set to a true value, as huggingface_hub reads it."""
-    return any(os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE")
-               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))  # fmt: skip

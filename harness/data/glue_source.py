@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.data.glue import GlueSplit, glue_split, glue_task, read_glue
+from harness.data.hub import load_hub_dataset
 from harness.errors import HarnessError
 
 HUB_DATASET = "nyu-mll/glue"
@@ -22,9 +23,7 @@ def read_glue_hub(name: str, split: str) -> GlueSplit:
     config, first, second = task.hub
     hub_split = task.hub_dev if split == "dev" else split
     try:
-        import datasets
-
-        rows = datasets.load_dataset(HUB_DATASET, config, split=hub_split)
+        rows = load_hub_dataset(HUB_DATASET, config, split=hub_split)
     except Exception as exc:
         raise HarnessError(
             f"cannot load {HUB_DATASET} {config} ({hub_split}) from the hub: {type(exc).__name__}; "

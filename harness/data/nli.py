@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.data.hub import load_hub_dataset
 from harness.data.paths import require_file
 from harness.errors import HarnessError
 
@@ -66,9 +67,7 @@ def read_snli_local(root: Path, splits: Sequence[str] = ("dev", "test")) -> list
 def read_snli_hub(split: str = "train", dataset: str = "stanfordnlp/snli") -> list[NLIGroup]:
     """Full SNLI from the Hugging Face hub (needs internet); pairs without a gold label are dropped."""
     try:
-        import datasets
-
-        rows = datasets.load_dataset(dataset, split=split)
+        rows = load_hub_dataset(dataset, split=split)
     except Exception as exc:
         raise HarnessError(
             f"cannot load {dataset} ({split}) from the hub: {type(exc).__name__}; "

@@ -95,6 +95,8 @@ def test_the_hub_source_asks_nyu_mll_glue_for_the_tasks_config(monkeypatch: pyte
         return {"premise": ["a", "b"], "hypothesis": ["c", "d"], "label": [2, 0]}
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):  # as online
+        monkeypatch.delenv(name, raising=False)
     read_glue_hub.cache_clear()
     run = resolve_run({"method": "pipeline", "stages": [{"glue": "MNLI"}], "glue_source": "hub"})
     mnli = run_glue(run, data_dir, "MNLI", "dev")
