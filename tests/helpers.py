@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -57,3 +59,29 @@ def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         env={**os.environ, **(env or {})},
         timeout=300,
     )
+
+
+def harness_here(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The `harness` command line run in this process (its real `main`: parsing, one-line errors, exit
+    codes), for tests of what a command prints and writes rather than of the process itself: a new Python
+    process pays ~8 s of imports (torch, transformers, MLflow) on a 2-core CPU. The environment, argv and
+    torch's thread count are restored afterwards."""
+    from harness.cli import main
+
+    saved_env, saved_argv = dict(os.environ), sys.argv
+    threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    os.environ.update(env or {})
+    sys.argv = ["harness", *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved_argv
+        os.environ.clear()
+        os.environ.update(saved_env)
+        if threads is not None:
+            sys.modules["torch"].set_num_threads(threads)
+    return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())

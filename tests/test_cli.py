@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import harness
+from tests.helpers import harness, harness_here
 
 
 @pytest.mark.parametrize(
@@ -144,7 +144,7 @@ def test_a_study_whose_trials_fail_exits_non_zero_and_says_how_to_rerun(
     from tests.helpers import tiny_study
 
     path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9]}, name="all-fail", max_steps=4, lr=1.0e12)
-    result = harness("run-study", path, "--no-progress")
+    result = harness_here("run-study", path, "--no-progress")
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert sum(" failed: " in line for line in lines) == 2

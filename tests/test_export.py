@@ -11,7 +11,7 @@ import pytest
 from harness.metric_names import metrics_of
 from harness.runner import run_study
 from harness.study_spec import load_study
-from tests.helpers import child_runs, harness, tiny_study
+from tests.helpers import child_runs, harness_here, tiny_study
 
 
 def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) -> None:
@@ -24,21 +24,21 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
     best = max(runs, key=lambda r: metrics_of(r)["dev.STSBenchmark.spearman.best"])
 
     out = tmp_path / "best"
-    result = harness("export", "exported", "--out", str(out))
+    result = harness_here("export", "exported", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert (out / "model.safetensors").is_file() and (out / "modules.json").is_file()
     model = SentenceTransformer(str(out), device="cpu")
     assert model.encode(["a sentence"]).shape == (1, 32)
     scored = tmp_path / "eval.json"
-    result = harness("eval", "--model", str(out), "--tasks", "STS12", "--precision", "fp32", "--no-cache",
-                     "--no-progress", "--json", str(scored))  # fmt: skip
+    result = harness_here("eval", "--model", str(out), "--tasks", "STS12", "--precision", "fp32",
+                          "--no-cache", "--no-progress", "--json", str(scored))  # fmt: skip
     assert result.returncode == 0, result.stderr
     spearman = json.loads(scored.read_text())["results"]["STS12"]["spearman"]
     assert spearman == pytest.approx(metrics_of(best)["STS12.spearman"], abs=0.01)  # the best trial's weights
 
-    again = harness("export", "exported", "--out", str(out))  # not into a non-empty directory
+    again = harness_here("export", "exported", "--out", str(out))  # not into a non-empty directory
     assert again.returncode == 2 and "is not an empty directory" in again.stderr
-    both = harness("export", "exported", "--out", str(tmp_path / "top2"), "--top", "2")
+    both = harness_here("export", "exported", "--out", str(tmp_path / "top2"), "--top", "2")
     assert both.returncode == 0, both.stderr
     assert sorted(p.name.split("-")[0] for p in (tmp_path / "top2").iterdir()) == ["rank1", "rank2"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".best", ".top2"))]  # no staging left
@@ -47,7 +47,7 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
 def test_export_without_saved_models_says_how_to_save_them(tmp_path: Path, tiny_bert: Path) -> None:
     run_study(load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="unsaved", max_steps=1)),
               progress=False)  # fmt: skip
-    result = harness("export", "unsaved", "--out", str(tmp_path / "x"))
+    result = harness_here("export", "unsaved", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and not (tmp_path / "x").exists()
     assert "saved no model; set save_model: true" in result.stderr and len(result.stderr.splitlines()) == 1
 
@@ -74,7 +74,7 @@ def test_save_top_k_keeps_the_best_trials_model_and_exports_it(tmp_path: Path, t
     assert saved == {n for n in order if all(values[m] <= values[n] for m in order if m < n)}
 
     out = tmp_path / "best"
-    assert harness("export", "topk", "--out", str(out)).returncode == 0
+    assert harness_here("export", "topk", "--out", str(out)).returncode == 0
     sentences = ["A man is playing a guitar.", "Two dogs run on the beach.", "short"]
     exported = SentenceTransformer(str(out), device="cpu").encode(sentences, convert_to_tensor=True)
     ours = Encoder(str(out)).eval()

@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.metric_names import metrics_of
 from harness.study_spec import STUDIES_DIR, load_study, read_study, trial_count
 from harness.tracking import Tracker
-from tests.helpers import child_runs, harness
+from tests.helpers import child_runs, harness, harness_here
 
 
 def own_study(tmp_path: Path, tiny_bert: Path, **profiles: dict) -> Path:
@@ -41,7 +41,7 @@ def own_study(tmp_path: Path, tiny_bert: Path, **profiles: dict) -> Path:
 @pytest.mark.slow
 def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny_bert: Path) -> None:
     path = own_study(tmp_path, tiny_bert)
-    result = harness("run-study", str(path))
+    result = harness_here("run-study", str(path))
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.startswith("profile base (the default)\n")
@@ -85,7 +85,7 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny
         assert "run_unsup_example.sh" in run.data.tags["paper_defaults.source"]
         scored = {k for k in metrics_of(run) if "STSBenchmark" in k and "dev" not in k}
         assert scored and not any(k.startswith("STS12") or "STS12" in k for k in metrics_of(run))
-    report = harness("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
+    report = harness_here("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "reports" / "my_simcse" / "runs.csv").is_file()
     listed = harness("studies").stdout  # shipped studies only: this one lives in tmp_path

@@ -121,7 +121,8 @@ def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[b
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
 def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home: Path, sig: int) -> None:
-    yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6)
+    yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6,
+                           final_tasks=["quick"])  # fmt: skip
     proc = _start(yaml_path, harness_home)
     _wait_for_second_trial("resume.tiny", harness_home, proc)
     proc.send_signal(sig)
@@ -146,7 +147,8 @@ def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home
 
 
 def test_two_worker_processes_share_one_study(tmp_path: Path, tiny_bert: Path) -> None:
-    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3, 0.5, 0.9]}, name="parallel"))
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3, 0.5, 0.9]}, name="parallel",
+                                  final_tasks=["quick"]))  # fmt: skip
     opt = run_study(study, workers=2, progress=False)
     complete = [t for t in opt.trials if t.state.name == "COMPLETE"]
     assert sorted(t.params["lambda"] for t in complete) == [0.1, 0.3, 0.5, 0.9]

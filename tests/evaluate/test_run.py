@@ -14,12 +14,12 @@ from harness.evaluate.suite import SentenceEncoder
 from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
 from harness.tracking import Tracker
-from tests.helpers import harness
+from tests.helpers import harness_here
 
 
 def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    result = harness(
+    result = harness_here(
         "eval",
         "--model",
         str(tiny_bert),
@@ -61,7 +61,7 @@ def test_malformed_data_writes_no_json_and_no_run(tiny_bert: Path, tmp_path: Pat
     (broken / "STS.input.x.txt").write_text("a\tb\nc\td\n")
     (broken / "STS.gs.x.txt").write_text("1.0\nabc\n")
     out = tmp_path / "r.json"
-    result = harness(
+    result = harness_here(
         "eval",
         "--model",
         str(tiny_bert),

@@ -13,7 +13,7 @@ from harness.errors import HarnessError
 from harness.methods.supcl_seq import SupCLSeqParams
 from harness.model.dropout_views import ViewPasses
 from harness.run_spec import resolve_run
-from tests.helpers import harness
+from tests.helpers import harness_here
 
 
 def test_views_are_dropout_probabilities_and_may_come_as_commas() -> None:
@@ -59,7 +59,7 @@ def test_a_refused_study_exits_2_with_one_line(tmp_path: Path) -> None:
     study = {"name": "refused", "base": {"method": "fusion", "combiner": "pcgrad"}, "profiles": {"paper": {}}}
     path = tmp_path / "refused.yaml"
     path.write_text(yaml.safe_dump(study))
-    result = harness("run-study", str(path), "--no-progress")
+    result = harness_here("run-study", str(path), "--no-progress")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "combiner 'pcgrad' cannot be used with fusion" in lines[0], result.stderr

@@ -46,7 +46,7 @@ def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny
     from harness.runner import run_study
     from harness.study_spec import load_study
     from harness.tracking import Tracker
-    from tests.helpers import child_runs, harness, tiny_study
+    from tests.helpers import child_runs, harness_here, tiny_study
 
     study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="saved", max_steps=1,
                                   save_model=True, pooling="cls_before_pooler"))  # fmt: skip
@@ -55,8 +55,8 @@ def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny
     assert child.data.tags["model_saved"] == "model/ (sentence-transformers)"
     folder = Tracker().client.download_artifacts(child.info.run_id, "model", str(tmp_path / "download"))
     out = tmp_path / "eval.json"
-    result = harness("eval", "--model", folder, "--tasks", "STS12", "--precision", "fp32", "--no-progress",
-                     "--no-cache", "--json", str(out))  # fmt: skip
+    result = harness_here("eval", "--model", folder, "--tasks", "STS12", "--precision", "fp32",
+                          "--no-progress", "--no-cache", "--json", str(out))  # fmt: skip
     assert result.returncode == 0, result.stderr
     saved = json.loads(out.read_text())
     assert saved["settings"]["pooler"] == "cls_before_pooler"  # read from the saved harness.json

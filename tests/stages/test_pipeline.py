@@ -14,7 +14,7 @@ from harness.run_spec import resolve_run
 from harness.runner import run_study
 from harness.study_spec import load_study
 from harness.tracking import Tracker
-from tests.helpers import child_runs, harness, tiny_study
+from tests.helpers import child_runs, harness_here, tiny_study
 
 THREE_STAGES = [
     {"contrastive": "sup_quora", "limit": 40, "batch_size": 4, "max_steps": 2, "lr": 1e-3},
@@ -125,7 +125,7 @@ def test_a_refused_stage_exits_2_with_one_line(tmp_path: Path) -> None:
     base = {"method": "pipeline", "stages": [{"fusion": "multitask", "combiner": "pcgrad"}]}
     path = tmp_path / "refused-stage.yaml"
     path.write_text(yaml.safe_dump({"name": "refused-stage", "base": base, "profiles": {"paper": {}}}))
-    out = harness("run-study", str(path))
+    out = harness_here("run-study", str(path))
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "cannot be used with fusion" in out.stderr
 
