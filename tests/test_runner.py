@@ -121,8 +121,7 @@ def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[b
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
 def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home: Path, sig: int) -> None:
-    yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6,
-                           final_tasks=["quick"])  # fmt: skip
+    yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6)
     proc = _start(yaml_path, harness_home)
     _wait_for_second_trial("resume.tiny", harness_home, proc)
     proc.send_signal(sig)
