@@ -30,8 +30,11 @@ $(DEMO): pyproject.toml $(BASE)
 	$(UV) -e ".[demo]"
 	touch $(DEMO)
 
+# --compile-bytecode: the tests' .pyc files made once at install (as pip does); without them the first
+# parallel processes of a test run each compile torch, transformers and MLflow. The demo, one process,
+# compiles only what it imports.
 $(DEV): pyproject.toml $(BASE)
-	$(UV) -e ".[dev,demo,scale]"
+	$(UV) --compile-bytecode -e ".[dev,demo,scale]"
 	touch $(DEV) $(DEMO)
 
 demo: $(DEMO)
