@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.data.hub import hub_offline
+from harness.data.hub import hub_offline, model_in_cache
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.model.location import check_weights, resolve_model_name
@@ -88,7 +88,7 @@ def check_model(model: str) -> None:
                 f"cannot load model {model!r}: {config} is not a readable JSON config ({exc}); save the "
                 "model there with save_pretrained, or give another model"
             ) from None
-    elif not _in_hub_cache(resolved):
+    elif not model_in_cache(resolved):
         if hub_offline():
             raise HarnessError(
                 f"cannot load model {model!r}: not in the local hub cache and HF_HUB_OFFLINE is set; "
@@ -104,12 +104,3 @@ def check_model(model: str) -> None:
                 "use a local directory or all-MiniLM-L6-v2 when offline"
             ) from None
     check_weights(resolved)
-
-
-def _in_hub_cache(repo_id: str) -> bool:
-    from huggingface_hub import try_to_load_from_cache
-
-    try:
-        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
-    except ValueError:  # not a valid repo id: transformers says why
-        return False

@@ -39,6 +39,16 @@ def dataset_in_cache(repo_id: str) -> bool:
     ).exists()
 
 
+def model_in_cache(repo_id: str) -> bool:
+    """The model's config.json is in the local hub cache (huggingface_hub's lookup: no network)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except ValueError:  # not a valid repo id: transformers says why
+        return False
+
+
 def load_hub_dataset(repo_id: str, *args: str, split: str) -> Any:
     """`datasets.load_dataset(repo_id, *args, split=split)`, refused at once when it cannot work offline."""
     if datasets_offline() and not dataset_in_cache(repo_id):
