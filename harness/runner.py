@@ -11,6 +11,7 @@ fix --threads when comparing runs made with different --workers.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import socket
@@ -193,6 +194,7 @@ def worker_loop(
 ) -> None:
     """Take trials from the study until none is left; then, on a heartbeat storage, stay while other
     workers' trials run, to re-run those whose worker dies (harness.recovery)."""
+    freeze_what_is_loaded()
     heartbeats = watch(opt._storage, tracker)
     worker = f"{socket.gethostname()}:{os.getpid()}"
     ctx = TrialContext(
@@ -270,6 +272,16 @@ def worker_loop(
             break
         update_bar(bar, opt)
     bar.close()
+
+
+def freeze_what_is_loaded() -> None:
+    """Move every object alive now (the imported torch, transformers, MLflow: ~530k objects) out of the
+    garbage collector's sight (`gc.freeze`, once per process). The full collection after each trial
+    (`gc_after_trial`, which frees a trial's model and the cycles it holds, on a GPU too) then scans only
+    what trials created: 0.30 s a trial -> under 1 ms on a 2-core AMD EPYC (bench in the issue 23 note)."""
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
 
 
 def among_best(opt: optuna.Study, value: float, k: int) -> bool:

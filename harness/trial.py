@@ -22,6 +22,7 @@ from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.errors import TrialSkipped
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
+from harness.faults import pause_at
 from harness.methods.base import DataSources
 from harness.metric_names import OBJECTIVE
 from harness.model.encoder import Encoder
@@ -102,7 +103,9 @@ def run_trial(
         tags,
     )
     try:
+        pause_at("trial_run_created")
         on_start(run.run_id)
+        pause_at("trial_started")
         run.log_params(run_spec.flat())
         run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
         value = _train_and_evaluate(run_spec, ctx, run, report, number)

@@ -39,7 +39,7 @@ def test_bad_input_is_one_line_and_writes_nothing(
 ) -> None:
     nonutf8 = tmp_path / "nonutf8.yaml"
     nonutf8.write_bytes(b"name: x\n\xff\xfe bad: 1\n")
-    result = harness(*[a.format(nonutf8=nonutf8) for a in args], env={"HF_HUB_OFFLINE": "1"})
+    result = harness_here(*[a.format(nonutf8=nonutf8) for a in args], env={"HF_HUB_OFFLINE": "1"})
     assert result.returncode == 2
     lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and lines[0].startswith(message.format(nonutf8=nonutf8)), result.stderr
@@ -96,7 +96,7 @@ def test_unusable_places_and_inputs_are_one_line_before_anything_is_written(
         "emptyset": tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="emptyset", snli_splits=[]),
     }
     env = {k: v.format(**names) for k, v in env.items()}
-    result = harness(*[a.format(**names) for a in args], env={"HF_HUB_OFFLINE": "1", **env})
+    result = harness_here(*[a.format(**names) for a in args], env={"HF_HUB_OFFLINE": "1", **env})
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(message.format(**names)), result.stderr

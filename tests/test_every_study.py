@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -51,10 +52,18 @@ def tiny_copy(name: str, folder: Path, tiny_bert: Path) -> Path:
     return path
 
 
+def _first_two_components(vectors: np.ndarray) -> tuple[np.ndarray, str]:
+    centred = vectors - vectors.mean(0)
+    return centred @ np.linalg.svd(centred, full_matrices=False)[2][:2].T, "PCA"
+
+
 @pytest.mark.parametrize("name", STUDIES)
 def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
-    name: str, tmp_path: Path, tiny_bert: Path
+    name: str, tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The projection figures' t-SNE (8 s a panel of 1,101 SST sentences on one core) is tested in
+    # tests/report/test_projection.py; here the figure is drawn from the runs' saved embeddings over PCA.
+    monkeypatch.setattr("harness.report.projection.reduce_2d", _first_two_components)
     for study in [SOURCES[name]] if name in SOURCES else []:
         run_study(load_study(str(tiny_copy(study, tmp_path, tiny_bert))), progress=False)
     study = load_study(str(tiny_copy(name, tmp_path, tiny_bert)))

@@ -30,11 +30,13 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
     model = SentenceTransformer(str(out), device="cpu")
     assert model.encode(["a sentence"]).shape == (1, 32)
     scored = tmp_path / "eval.json"
-    result = harness_here("eval", "--model", str(out), "--tasks", "STS12", "--precision", "fp32",
+    result = harness_here("eval", "--model", str(out), "--tasks", "STSBenchmark", "--precision", "fp32",
                           "--no-cache", "--no-progress", "--json", str(scored))  # fmt: skip
     assert result.returncode == 0, result.stderr
-    spearman = json.loads(scored.read_text())["results"]["STS12"]["spearman"]
-    assert spearman == pytest.approx(metrics_of(best)["STS12.spearman"], abs=0.01)  # the best trial's weights
+    spearman = json.loads(scored.read_text())["results"]["STSBenchmark"]["spearman"]
+    assert spearman == pytest.approx(
+        metrics_of(best)["STSBenchmark.spearman"], abs=0.01
+    )  # the best trial's weights
 
     again = harness_here("export", "exported", "--out", str(out))  # not into a non-empty directory
     assert again.returncode == 2 and "is not an empty directory" in again.stderr

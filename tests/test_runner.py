@@ -14,6 +14,7 @@ import optuna
 import pytest
 
 from harness.metric_names import history, metrics_of
+from harness.recovery import MLFLOW_RUN
 from harness.report.build import build_report
 from harness.runner import run_study
 from harness.study import open_storage
@@ -33,7 +34,9 @@ STS_METRICS = [
 
 
 def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path) -> None:
-    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9], "tau": [0.5]}))
+    study = load_study(
+        tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9], "tau": [0.5]}, final_tasks=None)
+    )
     opt = run_study(study, progress=False)
     assert [t.state.name for t in opt.trials] == ["COMPLETE", "COMPLETE"]
 
@@ -93,7 +96,8 @@ def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: 
 
 
 def _start(yaml_path: str, home: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "HARNESS_HOME": str(home)}
+    # each trial waits 3 s once its MLflow run is recorded (harness.faults): the signal lands in a trial
+    env = {**os.environ, "HARNESS_HOME": str(home), "HARNESS_PAUSE_AT": "trial_started=3"}
     cmd = [sys.executable, "-m", "harness", "run-study", yaml_path, "--no-progress"]
     # A shell script's background jobs inherit SIGINT ignored, and Python then keeps it ignored: restore
     # the default so the child sees Ctrl-C as from a terminal, however the test run was started.
@@ -112,9 +116,14 @@ def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[b
             trials = optuna.load_study(study_name=study_name, storage=storage).trials
         except KeyError:
             trials = []
-        if len(trials) >= 2 and trials[0].state.name == "COMPLETE" and trials[1].state.name == "RUNNING":
-            time.sleep(1.0)  # inside the second trial's training
-            return
+        second = trials[1] if len(trials) >= 2 else None
+        if (
+            second
+            and trials[0].state.name == "COMPLETE"
+            and second.state.name == "RUNNING"
+            and MLFLOW_RUN in second.user_attrs
+        ):
+            return  # the second trial is in its pause
         time.sleep(0.3)
     pytest.fail("the study did not reach its second trial in time")
 

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import optuna
@@ -19,7 +20,7 @@ import yaml
 from harness.recovery import LOST, MLFLOW_RUN, WORKER
 from harness.study import open_storage
 from harness.tracking import Tracker
-from tests.helpers import tiny_study
+from tests.helpers import harness_here, tiny_study
 from tests.services import REPO, Postgres, free_port, local_command, postgres_missing, process, wait_for_http
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
@@ -97,15 +98,18 @@ def test_killed_worker_trial_runs_again_and_its_run_ends_killed(
     with process(command("mlflow"), logs / "mlflow.log") as mlflow:
         wait_for_http(f"http://127.0.0.1:{mlflow_port}/health", proc=mlflow)
         with (
-            process(command("coordinator"), logs / "coordinator.log", run) as coordinator,
             process(command("worker-0"), logs / "worker0.log", run) as first,
             process(command("worker-1"), logs / "worker1.log", run) as second,
         ):
             storage = optuna.storages.RDBStorage(postgres.url("optuna"))
-            victim, killed_at = _kill_mid_trial(storage, [first, second])
-            coordinator.wait(timeout=600)
+            with ThreadPoolExecutor(1) as background:
+                killing = background.submit(_kill_mid_trial, storage, [first, second])
+                # the coordinator's compose command, run in this process (one Python start-up less)
+                coordinator = harness_here(*command("coordinator")[3:], env=run)
+                victim, killed_at = killing.result()
             survivor = second if victim is first else first
             survivor.wait(timeout=120)
+        (logs / "coordinator.log").write_text(coordinator.stdout + coordinator.stderr)
         for log in sorted(logs.iterdir()):
             print(f"--- {log.name}\n{log.read_text()[-3000:]}")
         assert coordinator.returncode == 0 and survivor.returncode == 0
@@ -173,7 +177,7 @@ def test_a_second_coordinator_is_refused(
         _wait_for_lease(storage)
         os.kill(first.pid, signal.SIGSTOP)  # the first holds its lease (TTL 60 s) however fast it would end
         try:
-            second = subprocess.run(args, capture_output=True, text=True, timeout=300)
+            second = harness_here(*args[3:])  # refused in this process: the refusal is what is tested
         finally:
             os.kill(first.pid, signal.SIGCONT)
         first.wait(timeout=600)
@@ -205,12 +209,19 @@ def test_a_killed_local_worker_is_replaced_and_its_trial_run_again(tmp_path: Pat
     study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="local_kill", max_steps=30, eval_every=10,
                        final_tasks=QUICK)  # fmt: skip
     storage = str(tmp_path / "optuna.journal")
-    args = [sys.executable, "-m", "harness", "run-study", study, "--workers", "2", "--storage", storage]
-    with process([*args, "--no-progress"], tmp_path / "coordinator.log") as coordinator:
-        workers = _children(coordinator.pid, want=2)
-        victim, _ = _kill_mid_trial(open_storage(storage), workers, "local_kill.tiny")
-        coordinator.wait(timeout=600)
-    log = (tmp_path / "coordinator.log").read_text()
+
+    def kill_a_worker() -> _Pid:
+        workers = _children(os.getpid(), want=2, before=set(_child_pids(os.getpid())))
+        return _kill_mid_trial(open_storage(storage), workers, "local_kill.tiny")[0]
+
+    with ThreadPoolExecutor(1) as background:
+        killing = background.submit(kill_a_worker)
+        # the coordinator in this process (its workers are new processes): one Python start-up less
+        coordinator = harness_here(
+            "run-study", study, "--workers", "2", "--storage", storage, "--no-progress"
+        )
+        victim = killing.result()
+    log = coordinator.stdout + coordinator.stderr
     assert coordinator.returncode == 0, log[-3000:]
     assert f"(pid {victim.pid}) killed by signal 9; 1 trial(s) queued again" in log
     trials = optuna.load_study(study_name="local_kill.tiny", storage=open_storage(storage)).trials
@@ -232,12 +243,17 @@ class _Pid:
         return None if Path(f"/proc/{self.pid}").exists() else 0
 
 
-def _children(parent: int, want: int) -> list[_Pid]:
+def _child_pids(parent: int) -> list[int]:
+    return [int(pid) for pid in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+
+
+def _children(parent: int, want: int, before: set[int]) -> list[_Pid]:
+    """The first `want` children `parent` starts that are not in `before`."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        found = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        found = [pid for pid in _child_pids(parent) if pid not in before]
         if len(found) >= want:
-            return [_Pid(int(pid)) for pid in found]
+            return [_Pid(pid) for pid in found]
         time.sleep(0.2)
     raise TimeoutError(f"the coordinator started no {want} workers")
 

@@ -108,5 +108,8 @@ def test_a_trial_scores_sts_with_or_without_the_projection(tmp_path: Path, tiny_
     run_study(load_study(path), progress=False)
     runs = {r.data.params["mlp_at_test"]: r for r in child_runs("mlp-at-test")}
     assert {r.info.status for r in runs.values()} == {"FINISHED"}
-    assert metrics_of(runs["True"])["STS.avg"] != metrics_of(runs["False"])["STS.avg"]
+    assert (
+        metrics_of(runs["True"])["STSBenchmark.spearman"]
+        != metrics_of(runs["False"])["STSBenchmark.spearman"]
+    )
     assert metrics_of(runs["True"])["train.loss"] == metrics_of(runs["False"])["train.loss"]

@@ -17,7 +17,7 @@ from harness.metric_names import metrics_of
 from harness.runner import run_study
 from harness.study_spec import load_study
 from harness.train.stage_cache import StageCache, StageState, capture_rng
-from tests.helpers import child_runs, harness
+from tests.helpers import child_runs, harness_here
 
 
 def _state(seed: int = 0) -> StageState:
@@ -142,13 +142,13 @@ def test_shared_pre_training_runs_once_with_identical_results(tmp_path: Path, ti
     assert runs[1].data.tags["stage_cache.reused"] == "1 of 2 stages (contrastive: unsup)"
     assert runs[1].data.tags["stage_cache.source_run"] == runs[0].info.run_id
     assert "stage_cache.stored" not in runs[1].data.tags
-    listed = harness("cache", "ls", "--dir", str(tmp_path / "stage-cache"))
+    listed = harness_here("cache", "ls", "--dir", str(tmp_path / "stage-cache"))
     assert (
         listed.returncode == 0
         and runs[0].info.run_id in listed.stdout
         and "contrastive: unsup" in listed.stdout
     )
-    pruned = harness("cache", "prune", "--older-than", "0", "--dir", str(tmp_path / "stage-cache"))
+    pruned = harness_here("cache", "prune", "--older-than", "0", "--dir", str(tmp_path / "stage-cache"))
     assert pruned.stdout.startswith("removed 1 entries")
 
 
@@ -171,8 +171,7 @@ def test_two_worker_processes_train_a_shared_stage_once(tmp_path: Path, tiny_ber
     """`--workers 2`: both trials start together and need the same pre-training; one trains and stores
     it, the other waits for the entry and loads it."""
     study = _pipeline_study(tmp_path, tiny_bert, "together", True)
-    result = harness("run-study", study, "--workers", "2", "--threads", "1", "--no-progress")
-    assert result.returncode == 0, result.stderr
+    run_study(load_study(study), workers=2, threads=1, progress=False)  # this process coordinates
     runs = child_runs("together")
     assert sorted("stage_cache.stored" in r.data.tags for r in runs) == [False, True]
     (reusing,) = [r for r in runs if "stage_cache.reused" in r.data.tags]
@@ -181,7 +180,7 @@ def test_two_worker_processes_train_a_shared_stage_once(tmp_path: Path, tiny_ber
 
 
 def test_bad_duration_is_one_line() -> None:
-    result = harness("cache", "prune", "--older-than", "soon")
+    result = harness_here("cache", "prune", "--older-than", "soon")
     assert result.returncode == 2 and result.stderr.startswith("error: --older-than 'soon': give a number")
 
 

@@ -1,0 +1,24 @@
+"""Pause points for the fault-injection tests: a process started with
+`HARNESS_PAUSE_AT="<point>=<seconds>[,<point>=<seconds>...]"` sleeps that long each time it reaches a
+named point, so a test can signal or kill it exactly there instead of racing a running trial. Unset (every
+normal run) a point costs one environment lookup.
+
+Points: `trial_run_created` (a trial's MLflow run exists, its id not yet recorded on the Optuna trial) and
+`trial_started` (the id recorded, training not begun)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+POINTS = ("trial_run_created", "trial_started")
+
+
+def pause_at(point: str) -> None:
+    spec = os.environ.get("HARNESS_PAUSE_AT")
+    if not spec:
+        return
+    for item in spec.split(","):
+        name, _, seconds = item.partition("=")
+        if name.strip() == point:
+            time.sleep(float(seconds))
