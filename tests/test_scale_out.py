@@ -25,6 +25,8 @@ from tests.services import REPO, Postgres, free_port, local_command, postgres_mi
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
+# each trial waits 1.5 s once its MLflow run is recorded (harness.faults), where _kill_mid_trial kills it
+PAUSE = {"HARNESS_PAUSE_AT": "trial_started=1.5"}
 QUICK = ["quick"]  # final scores on STS-B test alone: these tests check processes and bookkeeping, not scores
 needs_postgres = pytest.mark.skipif(postgres_missing() is not None, reason=str(postgres_missing()))
 
@@ -83,11 +85,11 @@ def test_killed_worker_trial_runs_again_and_its_run_ends_killed(
     postgres: Postgres, tmp_path: Path, tiny_bert: Path
 ) -> None:
     grid = [0.1, 0.3, 0.5, 0.7]
-    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="scale_out", max_steps=30, eval_every=10,
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="scale_out", max_steps=6, eval_every=3,
                        final_tasks=QUICK)  # fmt: skip
     env = {"STUDY": study, "PROFILE": "tiny", "HEARTBEAT": "1", "THREADS": "1"}
     hosts, exact, mlflow_port = _compose_processes(postgres, tmp_path)
-    run = {"HARNESS_HOME": str(tmp_path / "state")}
+    run = {"HARNESS_HOME": str(tmp_path / "state"), **PAUSE}
     logs = tmp_path / "logs"
     logs.mkdir()
 
@@ -139,7 +141,7 @@ def test_killed_worker_trial_runs_again_and_its_run_ends_killed(
 def _kill_mid_trial(
     storage: object, workers: list, name: str = "scale_out.tiny"
 ) -> tuple[subprocess.Popen, float]:
-    """SIGKILL the worker that runs the first trial with an MLflow run, a second into that run."""
+    """SIGKILL the worker that runs the first trial with an MLflow run, 0.3 s into that run."""
     host = socket.gethostname()
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -153,7 +155,7 @@ def _kill_mid_trial(
                 continue
             for worker in workers:
                 if trial.user_attrs.get(WORKER) == f"{host}:{worker.pid}":
-                    time.sleep(1.0)
+                    time.sleep(0.3)  # inside its pause (PAUSE)
                     os.kill(worker.pid, signal.SIGKILL)
                     return worker, time.time()
         time.sleep(0.2)
@@ -170,7 +172,7 @@ def test_a_second_coordinator_is_refused(
         storage = postgres.url(f"lease_{os.getpid()}")
     else:
         storage = str(tmp_path / "optuna.journal")
-    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5]}, name="lease", max_steps=30, eval_every=10,
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5]}, name="lease", max_steps=6, eval_every=3,
                        final_tasks=QUICK)  # fmt: skip
     args = [sys.executable, "-m", "harness", "run-study", study, "--storage", storage, "--no-progress"]
     with process(args, tmp_path / "first.log") as first:
@@ -206,7 +208,7 @@ def test_a_killed_local_worker_is_replaced_and_its_trial_run_again(tmp_path: Pat
     """`run-study --workers 2` on the journal store (no heartbeats): the coordinator sees the worker die,
     queues its trial again at once and starts a replacement."""
     grid = [0.1, 0.5, 0.9]
-    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="local_kill", max_steps=30, eval_every=10,
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="local_kill", max_steps=6, eval_every=3,
                        final_tasks=QUICK)  # fmt: skip
     storage = str(tmp_path / "optuna.journal")
 
@@ -217,9 +219,8 @@ def test_a_killed_local_worker_is_replaced_and_its_trial_run_again(tmp_path: Pat
     with ThreadPoolExecutor(1) as background:
         killing = background.submit(kill_a_worker)
         # the coordinator in this process (its workers are new processes): one Python start-up less
-        coordinator = harness_here(
-            "run-study", study, "--workers", "2", "--storage", storage, "--no-progress"
-        )
+        args = ("run-study", study, "--workers", "2", "--storage", storage, "--no-progress")
+        coordinator = harness_here(*args, env=PAUSE)  # the workers it starts inherit PAUSE
         victim = killing.result()
     log = coordinator.stdout + coordinator.stderr
     assert coordinator.returncode == 0, log[-3000:]
