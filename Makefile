@@ -30,11 +30,14 @@ $(DEMO): pyproject.toml $(BASE)
 	$(UV) -e ".[demo]"
 	touch $(DEMO)
 
-# --compile-bytecode: the tests' .pyc files made once at install (as pip does); without them the first
-# parallel processes of a test run each compile torch, transformers and MLflow. The demo, one process,
-# compiles only what it imports.
+# The tests' .pyc files made once at install, torch's and its dependencies' (installed above) included:
+# where PYTHONDONTWRITEBYTECODE is set (CI images often set it) every test process would otherwise compile
+# the torch, sympy, transformers and MLflow modules it imports, ~4 s of CPU a process on a 2-core CPU.
+# The demo, two processes, compiles only what it imports. (compileall exits 1 on a few files of torch's own
+# test helpers written in newer Python syntax; everything else is compiled, so that status is ignored.)
 $(DEV): pyproject.toml $(BASE)
 	$(UV) --compile-bytecode -e ".[dev,demo,scale]"
+	-$(BIN)/python -m compileall -q -j 0 $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))') >/dev/null 2>&1
 	touch $(DEV) $(DEMO)
 
 demo: $(DEMO)
