@@ -113,21 +113,23 @@ def run_study_cmd(
     checked = check_before_start(resolved, storage, tracking_uri, data_dir, workers, heartbeat)
     _announce(resolved, profile)
     from harness.runner import run_study
+    from harness.signals import sigterm_as_interrupt
     from harness.study import failed_trials, unfinished
 
-    opt = run_study(
-        resolved,
-        storage,
-        tracking_uri,
-        data_dir,
-        workers,
-        fresh,
-        retry_failed,
-        progress=not no_progress and sys.stderr.isatty(),
-        heartbeat=heartbeat,
-        threads=threads,
-        checked=checked,
-    )
+    with sigterm_as_interrupt():
+        opt = run_study(
+            resolved,
+            storage,
+            tracking_uri,
+            data_dir,
+            workers,
+            fresh,
+            retry_failed,
+            progress=not no_progress and sys.stderr.isatty(),
+            heartbeat=heartbeat,
+            threads=threads,
+            checked=checked,
+        )
     named = f" --profile {resolved.profile}" if resolved.profiles_available else ""
     command = f"harness run-study {study}{named}" + (f" --eval {eval_tasks}" if eval_tasks else "")
     _study_outcome(resolved, opt, tracking_uri, command)
@@ -247,18 +249,20 @@ def worker_cmd(
 
         check_worker_places(storage, tracking_uri, data_dir)
     from harness.runner import run_worker
+    from harness.signals import sigterm_as_interrupt
 
-    run_worker(
-        resolved,
-        storage,
-        tracking_uri,
-        data_dir,
-        not no_progress and sys.stderr.isatty(),
-        position,
-        heartbeat,
-        threads,
-        wait,
-    )
+    with sigterm_as_interrupt():
+        run_worker(
+            resolved,
+            storage,
+            tracking_uri,
+            data_dir,
+            not no_progress and sys.stderr.isatty(),
+            position,
+            heartbeat,
+            threads,
+            wait,
+        )
 
 
 @cli.command("eval")
@@ -515,9 +519,13 @@ def main() -> None:
     except HarnessError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("interrupted: re-run the same command to resume", err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        from harness.signals import INTERRUPTED_EXIT, TERMINATED_EXIT, Terminated
+
+        terminated = Terminated in (type(exc), type(exc.__cause__))  # click turns it into Abort
+        click.echo(f"{'terminated (SIGTERM)' if terminated else 'interrupted'}: re-run the same command to "
+                   "resume", err=True)  # fmt: skip
+        sys.exit(TERMINATED_EXIT if terminated else INTERRUPTED_EXIT)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

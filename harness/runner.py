@@ -38,6 +38,7 @@ from harness.recovery import (
     wait_for_others,
     watch,
 )
+from harness.signals import stop_reason
 from harness.study import (
     PARENT_RUN,
     SURPLUS,
@@ -163,8 +164,9 @@ def _coordinate(
             worker_loop(study, opt, tracker, root, progress, threads=threads)
         else:
             run_local_workers(study, opt, tracker, settings, workers)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (harness.signals)
         status = "KILLED"
+        tracker.client.set_tag(parent, "outcome", f"{stop_reason(exc)}: re-run the same command to resume")
         raise
     except BaseException:
         status = "FAILED"

@@ -28,6 +28,7 @@ from harness.metric_names import OBJECTIVE
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder
 from harness.run_spec import ResolvedRun
+from harness.signals import stop_reason
 from harness.tracking import LoggedRun, Tracker, git_commit
 from harness.train.cache_use import cached_stages, record_cache_use
 from harness.train.loop import train
@@ -109,8 +110,8 @@ def run_trial(
         run.log_params(run_spec.flat())
         run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
         value = _train_and_evaluate(run_spec, ctx, run, report, number)
-    except KeyboardInterrupt:
-        run.finish("KILLED", "interrupted (Ctrl-C); re-run the study to run this trial again")
+    except KeyboardInterrupt as exc:
+        run.finish("KILLED", f"{stop_reason(exc)}; re-run the study to run this trial again")
         raise
     except TrialSkipped as exc:
         run.finish("KILLED", f"skipped: {exc}")

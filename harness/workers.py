@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.recovery import others_running, requeue_dead_worker, wait_for_others
+from harness.signals import stop_signal
 from harness.study import default_storage, done_count, remaining
 from harness.study_bar import study_bar, update_bar
 from harness.study_spec import ResolvedStudy
@@ -95,8 +96,8 @@ def run_local_workers(
                     replacements += 1
                     procs[index] = start(index)
             update_bar(bar, opt)
-    except BaseException:  # Ctrl-C, or an error here: no worker is left behind
-        _stop(list(procs.values()))
+    except BaseException as exc:  # Ctrl-C, SIGTERM, or an error here: no worker is left behind
+        _stop(list(procs.values()), stop_signal(exc))
         raise
     finally:
         bar.close()
@@ -104,11 +105,12 @@ def run_local_workers(
         raise HarnessError(f"every worker failed (exit codes {abnormal}); see their output above")
 
 
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """Ctrl-C: let each worker mark its trial interrupted and end its run, then make sure they are gone."""
+def _stop(procs: list[subprocess.Popen[bytes]], how: int = signal.SIGINT) -> None:
+    """Pass the interruption on (SIGINT, or SIGTERM for SIGTERM): each worker marks its trial interrupted
+    and ends its run with the reason; then make sure they are gone."""
     for proc in procs:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(how)
     for proc in procs:
         try:
             proc.wait(timeout=120)

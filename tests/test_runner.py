@@ -128,17 +128,28 @@ def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[b
     pytest.fail("the study did not reach its second trial in time")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "killed"]
+)
 def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home: Path, sig: int) -> None:
     yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6)
     proc = _start(yaml_path, harness_home)
     _wait_for_second_trial("resume.tiny", harness_home, proc)
     proc.send_signal(sig)
     out = proc.communicate(timeout=120)[0].decode()
-    if sig == signal.SIGINT:
-        assert proc.returncode == 130, out
-        assert "re-run the same command to resume" in out
-        assert not [r for r in child_runs("resume") if r.info.status == "RUNNING"]
+    if sig != signal.SIGKILL:  # Ctrl-C and SIGTERM (harness.signals): a clean stop, nothing RUNNING
+        reason = "interrupted (Ctrl-C)" if sig == signal.SIGINT else "terminated by SIGTERM"
+        assert proc.returncode == 128 + sig, out
+        assert "re-run the same command to resume" in out and "Traceback" not in out
+        runs = child_runs("resume")
+        assert not [r for r in runs if r.info.status == "RUNNING"]
+        (stopped,) = [r for r in runs if r.info.status == "KILLED"]
+        assert stopped.data.tags["error"].startswith(f"{reason}; re-run the study")
+        tracker = Tracker()
+        (parent,) = tracker.client.search_runs(
+            [tracker.experiment_id("resume")], "tags.`harness.role` = 'study'"
+        )
+        assert parent.info.status == "KILLED" and parent.data.tags["outcome"].startswith(reason)
 
     study = load_study(yaml_path)
     opt = run_study(study, progress=False)  # the same command again

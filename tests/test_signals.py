@@ -1,0 +1,36 @@
+"""harness.signals (SIGTERM as Ctrl-C) and harness.faults (pause points), in this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from harness.faults import pause_at
+from harness.signals import Terminated, sigterm_as_interrupt, stop_reason, stop_signal
+
+
+def test_sigterm_raises_terminated_inside_the_block_and_the_handlers_come_back() -> None:
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with pytest.raises(Terminated) as caught, sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # never reached: the handler raises in this (the main) thread
+    assert isinstance(caught.value, KeyboardInterrupt)  # every Ctrl-C path handles it
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+    assert (
+        stop_reason(caught.value) == "terminated by SIGTERM" and stop_signal(caught.value) == signal.SIGTERM
+    )
+    assert (
+        stop_reason(KeyboardInterrupt()) == "interrupted (Ctrl-C)" and stop_signal(KeyboardInterrupt()) == 2
+    )
+
+
+def test_a_pause_point_sleeps_only_where_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_PAUSE_AT", "trial_run_created=0.3, trial_started=0")
+    started = time.monotonic()
+    pause_at("trial_started")
+    assert time.monotonic() - started < 0.1
+    pause_at("trial_run_created")
+    assert time.monotonic() - started >= 0.3
