@@ -397,6 +397,7 @@ def report_cmd(
             for command in built.not_run.values():
                 click.echo(f"  {command}")
         return
+    _plain("study name", study)
     folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
@@ -415,6 +416,7 @@ def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri
     from harness.export import export_best
     from harness.tracking import Tracker
 
+    _plain("study name", study)
     for path in export_best(Tracker(tracking_uri), study, Path(out), profile, top):
         if (path / "modules.json").is_file():
             click.echo(f"exported {path}")
@@ -511,6 +513,16 @@ def new_cmd(name: str, method: str, out: str | None) -> None:
 from harness.cache_cli import cache_group  # noqa: E402  (its own file: the stage cache's commands)
 
 cli.add_command(cache_group)
+
+
+def _plain(kind: str, name: str) -> None:
+    """A name given on the command line that becomes a folder: one line when it is not a plain name."""
+    from harness.study_spec import check_plain_name
+
+    try:
+        check_plain_name(kind, name)
+    except ValueError as exc:
+        raise HarnessError(str(exc)) from None
 
 
 def main() -> None:

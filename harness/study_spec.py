@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -57,6 +58,19 @@ SearchSpace = Annotated[dict[str, list[Any] | Range], BeforeValidator(_search_sp
 VARIANT = "variant"
 
 
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def check_plain_name(kind: str, name: str) -> None:
+    """Names that become folders, MLflow experiments and Optuna study names (issue 26 item 5): letters,
+    digits, `_`, `-` and `.`, but not `.` or `..` alone (a path out of the folder it names)."""
+    if not PLAIN_NAME.fullmatch(name) or set(name) == {"."}:
+        raise ValueError(
+            f"{kind} {name!r} is not a plain name: use letters, digits, '_', '-' and '.' "
+            "(not '.' or '..' alone)"
+        )
+
+
 class Profile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -76,7 +90,7 @@ class Profile(BaseModel):
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str
     description: str = ""
     sampler: Literal["grid", "tpe"] = "grid"
     n_trials: int | None = Field(None, gt=0, description="required for tpe")
@@ -112,6 +126,11 @@ class StudyConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> StudyConfig:
+        check_plain_name("study name", self.name)
+        for name in self.profiles:
+            check_plain_name("profile name", name)
+        for name in self.variants:
+            check_plain_name("variant name", name)
         if self.default_profile is not None and self.default_profile not in self.profiles:
             known = ", ".join(self.profiles) or "none: drop default_profile"
             raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles ({known})")

@@ -154,3 +154,32 @@ def test_a_study_whose_trials_fail_exits_non_zero_and_says_how_to_rerun(
     experiment = tracker.client.get_experiment_by_name("all-fail")
     (parent,) = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
     assert parent.info.status == "FAILED" and parent.data.tags["outcome"] == "partial: 2 trial(s) failed"
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "kind"),
+    [
+        ('name: ".."\nbase: {method: scl}\n', "study name '..'"),
+        ("name: ok\nprofiles:\n  a/b: {}\n", "profile name 'a/b'"),
+        ("name: ok\nvariants:\n  ../v: {lambda: 0.5}\n", "variant name '../v'"),
+    ],
+)
+def test_names_that_become_paths_are_refused_in_one_line(tmp_path: Path, yaml_text: str, kind: str) -> None:
+    """Issue 26 item 5: study, profile and variant names become folders, experiments and study names."""
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml_text)
+    result = harness_here("run-study", str(path), "--dry-run")
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line == f"error: {path}: {kind} is not a plain name: use letters, digits, '_', '-' and '.' " + (
+        "(not '.' or '..' alone)"
+    )
+
+
+@pytest.mark.parametrize("args", [["report", ".."], ["export", "../x", "--out", "out"]])
+def test_a_study_argument_that_is_a_path_is_refused(tmp_path: Path, args: list[str]) -> None:
+    result = harness_here(*args)
+    assert result.returncode == 2 and result.stderr.startswith(
+        f"error: study name '{args[1]}' is not a plain"
+    )
+    assert not (Path.cwd() / "out").exists()
