@@ -23,9 +23,23 @@ def resolve_tracking_uri(explicit: str | None = None) -> str:
                 f"tracking URI {mask_password(given)!r}: MLflow cannot use scheme {scheme!r}; give "
                 "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
             )
-        return given
+        return given if scheme != "file" else _from_path(given)
     home = writable_dir(harness_home(), "the harness home", "set HARNESS_HOME to a writable directory")
     return f"sqlite:///{home / 'mlflow.db'}"
+
+
+def _from_path(given: str) -> str:
+    """A plain path or file:// URI: `x.db` is the sqlite store it names; a folder would be MLflow's file
+    store, which MLflow 3 refuses for new stores (a traceback) unless MLFLOW_ALLOW_FILE_STORE is set."""
+    path = Path(given.removeprefix("file://")).expanduser().resolve()
+    if path.suffix in (".db", ".sqlite", ".sqlite3"):
+        return f"sqlite:///{path}"
+    if os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in ("1", "true"):
+        return given
+    raise HarnessError(
+        f"tracking URI {given!r} is a folder: MLflow's file store takes no new stores since MLflow 3; "
+        f"give sqlite:///{path / 'mlflow.db'} (or set MLFLOW_ALLOW_FILE_STORE=true to use the folder)"
+    )
 
 
 def check_reachable(uri: str, timeout: float = 5.0) -> None:

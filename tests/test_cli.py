@@ -183,3 +183,17 @@ def test_a_study_argument_that_is_a_path_is_refused(tmp_path: Path, args: list[s
         f"error: study name '{args[1]}' is not a plain"
     )
     assert not (Path.cwd() / "out").exists()
+
+
+def test_a_plain_path_tracking_uri_is_a_sqlite_file_or_one_line(tmp_path: Path, harness_home: Path) -> None:
+    """Issue 26 item 5: `x.db` is the sqlite store it names; a folder (MLflow's file store, which MLflow 3
+    refuses with a traceback) gets one line saying which URI to give."""
+    from harness.places import resolve_tracking_uri
+
+    assert resolve_tracking_uri(str(tmp_path / "runs.db")) == f"sqlite:///{tmp_path / 'runs.db'}"
+    result = harness_here(*SMOKE, "--tracking-uri", str(tmp_path / "mlruns"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: tracking URI '{tmp_path / 'mlruns'}' is a folder: ")
+    assert f"give sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}" in line
+    assert not (tmp_path / "mlruns").exists() and not (harness_home / "optuna.journal").exists()
