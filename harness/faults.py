@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import time
 
-POINTS = ("trial_run_created", "trial_started")
-
 
 def pause_at(point: str) -> None:
+    """Sleep here when HARNESS_PAUSE_AT names `point` (one of the points above)."""
     spec = os.environ.get("HARNESS_PAUSE_AT")
     if not spec:
         return
