@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS, TRANSFER_FOLDS
-from harness.errors import HarnessError, mask_password
+from harness.errors import HarnessError, ServiceUnavailable, mask_password, tracking_unreachable
 
 if TYPE_CHECKING:  # heavy: imported by the commands that need them
     import optuna
@@ -531,6 +531,9 @@ def main() -> None:
     except HarnessError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except ServiceUnavailable as exc:  # a database or tracking-server outage outlived the retries
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         from harness.signals import INTERRUPTED_EXIT, TERMINATED_EXIT, Terminated
 
@@ -541,3 +544,10 @@ def main() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        unreachable = tracking_unreachable(exc)  # MLflow gave up on its server outside a trial
+        if unreachable is None:
+            raise
+        click.echo(f"error: MLflow tracking server unreachable ({unreachable}); re-run the same command "
+                   "once it is back", err=True)  # fmt: skip
+        sys.exit(1)

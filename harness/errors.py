@@ -12,6 +12,28 @@ class HarnessError(Exception):
     """A user-facing error: the message names the problem and the fix, on one line."""
 
 
+class ServiceUnavailable(BaseException):  # noqa: N818 (a stop, as KeyboardInterrupt is, not an error)
+    """The Optuna database or the MLflow tracking server stayed away longer than the retries wait
+    (harness.steady_storage; MLflow's own HTTP retries). The process stops as for an interruption,
+    closing the runs it can, and the CLI exits 1 with this one line, which says to re-run once the
+    service is back. Not an Exception: Optuna's trial loop (`catch=(Exception,)`) would count it as the
+    trial's own failure and go on to the next trial, which would wait out the same outage again."""
+
+    def __init__(self, message: str, service: str) -> None:
+        super().__init__(message)
+        self.service = service  # "database" or "tracking"
+
+
+def tracking_unreachable(exc: BaseException) -> str | None:
+    """The first line of an MLflow client error that means the tracking server could not be reached
+    after MLflow's own retries (connection refused, timeouts, 5xx answers), else None."""
+    text = str(exc)
+    if type(exc).__name__ != "MlflowException" or "API request to" not in text:
+        return None
+    gone = ("Max retries exceeded", "timeout", "Connection", "error code 50")
+    return text.splitlines()[0][:300] if any(word in text for word in gone) else None
+
+
 class TrialSkipped(HarnessError):
     """A trial that cannot run here for want of something optional (a GloVe vectors file): the study
     runner prunes it and prints the one-line message, which says what to give, and goes on."""

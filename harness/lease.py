@@ -12,6 +12,7 @@ keeps one value, and the one that does not find its own token on the second read
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -22,7 +23,7 @@ from datetime import datetime
 
 import optuna
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ServiceUnavailable
 from harness.processes import alive
 
 LEASE = "coordinator"
@@ -90,6 +91,8 @@ class CoordinatorLease:
                 self._write(time.time() + TTL)
             except Exception:  # a storage hiccup: the next renewal tries again
                 continue
+            except ServiceUnavailable:  # the database is gone for good: the coordinator is stopping
+                return
 
     def stop_renewing(self) -> None:
         self._stop.set()
@@ -97,9 +100,11 @@ class CoordinatorLease:
             self._thread.join()
 
     def release(self) -> None:
+        """Give the lease up; where the storage cannot be written (an outage) it expires by itself."""
         self.stop_renewing()
-        if self._read().get("token") == self.token:
-            self._write(0.0)
+        with contextlib.suppress(Exception, ServiceUnavailable):
+            if self._read().get("token") == self.token:
+                self._write(0.0)
 
     def __enter__(self) -> CoordinatorLease:
         return self.acquire()

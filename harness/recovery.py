@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # the runner passes one; this module needs no MLflow of its o
 
 
 MLFLOW_RUN = "mlflow_run_id"
+PARENT_RUN = "mlflow_parent_run_id"  # study user attrs: the parent run and its experiment
+EXPERIMENT = "mlflow_experiment_id"
 WORKER = "worker"
 INTERRUPTED = "interrupted"
 LOST = "requeued_because"
@@ -42,6 +44,14 @@ DEFAULT_HEARTBEAT = 60
 # Optuna 5 marks its heartbeat API (interval, fail_stale_trials, the retry callback) experimental; it is
 # the documented way to recover lost trials, so its warnings are not shown to users
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+
+
+TAKEN_OVER = "its trial was taken for lost after a heartbeat gap and run again elsewhere"
+
+
+class TrialTakenOver(Exception):  # noqa: N818
+    """This worker's trial was failed and queued again by another process while this one was silent
+    (frozen: SIGSTOP, a VM pause, a long swap): its result would be a second one, so it stops here."""
 
 
 def grace_period(heartbeat: int) -> int:
@@ -75,15 +85,24 @@ class StaleTrialHandler:
             kept = {k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, LOST)}
             queued.user_attrs = {**kept, LOST: reason}
             self.retry(study, queued)
-        run_id = trial.user_attrs.get(MLFLOW_RUN)
         try:
-            if run_id and self.tracker.client.get_run(run_id).info.status == "RUNNING":
+            for run_id in self._runs_of(study, trial):
                 self.tracker.client.set_tag(run_id, "error", reason)
                 self.tracker.finish(run_id, "KILLED")
         except Exception as exc:  # the tracking server is away: the trial is queued again all the same
-            warnings.warn(
-                f"could not end MLflow run {run_id} of lost trial {trial.number}: {exc}", stacklevel=2
-            )
+            warnings.warn(f"could not end the MLflow run of lost trial {trial.number}: {exc}", stacklevel=2)
+
+    def _runs_of(self, study: optuna.Study, trial: FrozenTrial) -> list[str]:
+        """The lost trial's MLflow runs still RUNNING: the one whose id it recorded, else the one found by
+        its parent and `trial` tags (a worker that died between creating its run and recording the id)."""
+        run_id = trial.user_attrs.get(MLFLOW_RUN)
+        if run_id:
+            return [run_id] if self.tracker.client.get_run(run_id).info.status == "RUNNING" else []
+        attrs = study.user_attrs
+        if PARENT_RUN not in attrs or EXPERIMENT not in attrs:
+            return []
+        runs = self.tracker.running_children(attrs[EXPERIMENT], attrs[PARENT_RUN], trial.number)
+        return [run.info.run_id for run in runs]
 
 
 def requeued_numbers(trials: list[FrozenTrial]) -> set[int]:
@@ -114,6 +133,20 @@ def requeue_dead_worker(opt: optuna.Study, tracker: Tracker, worker: str, how: s
         if t.user_attrs.get(WORKER) == worker
     ]
     return sum(_requeue_running(opt, tracker, trial, how) for trial in lost)
+
+
+def requeue_interrupted(opt: optuna.Study, tracker: Tracker, worker: str, how: str) -> int:
+    """This worker (`worker`, host:pid) was stopped (Ctrl-C, SIGTERM): queue its interrupted trials
+    again at once, so that the other workers of a database storage take them over. Returns how many."""
+    requeued = requeued_numbers(opt.get_trials(deepcopy=False))
+    stopped = [
+        t
+        for t in opt.get_trials(deepcopy=False, states=(TrialState.FAIL,))
+        if t.user_attrs.get(WORKER) == worker and t.user_attrs.get(INTERRUPTED) and t.number not in requeued
+    ]
+    for trial in stopped:
+        StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(trial), how)
+    return len(stopped)
 
 
 def others_running(opt: optuna.Study) -> bool:

@@ -11,11 +11,13 @@ fix --threads when comparing runs made with different --workers.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
@@ -25,16 +27,20 @@ from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
 from harness.data.paths import resolve_data_dir
-from harness.errors import HarnessError, TrialSkipped
+from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
 from harness.lease import CoordinatorLease
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.preflight import Checked, check_before_start
 from harness.recovery import (
     DEFAULT_HEARTBEAT,
+    EXPERIMENT,
     INTERRUPTED,
     MLFLOW_RUN,
+    TAKEN_OVER,
     WORKER,
+    TrialTakenOver,
     others_running,
+    requeue_interrupted,
     wait_for_others,
     watch,
 )
@@ -58,7 +64,6 @@ from harness.tracking import NOTE_TAG, Tracker, git_commit
 from harness.trial import TrialContext, run_trial
 from harness.workers import WorkerSettings, run_local_workers, watch_external_workers
 
-EXPERIMENT = "mlflow_experiment_id"
 HEARTBEAT = "heartbeat_seconds"  # the coordinator's; workers adopt it
 
 
@@ -155,7 +160,7 @@ def _coordinate(
     tracker.client.log_text(parent, study.source, "study.yaml")
     if requeued and progress:
         tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
-    status = "FINISHED"
+    status, outage = "FINISHED", None
     try:
         if workers == 0:
             watch_external_workers(study, opt, tracker, progress)
@@ -168,21 +173,35 @@ def _coordinate(
         status = "KILLED"
         tracker.client.set_tag(parent, "outcome", f"{stop_reason(exc)}: re-run the same command to resume")
         raise
+    except ServiceUnavailable as exc:  # the database or the tracking server is gone: close what we can
+        status, outage = "KILLED", exc
+        raise
     except BaseException:
         status = "FAILED"
         raise
     finally:
-        _summarise(opt, tracker, parent)
-        failed, _ = failed_trials(opt)
-        missing = unfinished(opt, study)
-        if status == "FINISHED" and (failed or missing):  # an honest parent: partial, or FAILED
-            parts = [f"{len(failed)} trial(s) failed"] if failed else []
-            parts += [f"{missing} trial(s) not run"] if missing else []
-            tracker.client.set_tag(parent, "outcome", "partial: " + ", ".join(parts))
-            if not done_count(opt):
-                status = "FAILED"
-        tracker.finish(parent, status)
+        if outage is None:
+            _conclude(study, opt, tracker, parent, status)
+        elif outage.service == "database":  # MLflow may have gone with it (one PostgreSQL): best effort
+            with contextlib.suppress(Exception):
+                tracker.client.set_tag(parent, "outcome", f"stopped: {outage}")
+                tracker.finish(parent, "KILLED")
     return opt
+
+
+def _conclude(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, parent: str, status: str) -> None:
+    """The parent run's counts and its end: FINISHED, partial (the `outcome` tag says what is missing),
+    FAILED when nothing completed, or the status of an interruption."""
+    _summarise(opt, tracker, parent)
+    failed, _ = failed_trials(opt)
+    missing = unfinished(opt, study)
+    if status == "FINISHED" and (failed or missing):  # an honest parent: partial, or FAILED
+        parts = [f"{len(failed)} trial(s) failed"] if failed else []
+        parts += [f"{missing} trial(s) not run"] if missing else []
+        tracker.client.set_tag(parent, "outcome", "partial: " + ", ".join(parts))
+        if not done_count(opt):
+            status = "FAILED"
+    tracker.finish(parent, status)
 
 
 def worker_loop(
@@ -222,7 +241,8 @@ def worker_loop(
         label = " ".join(f"{k}={v}" for k, v in values.items())  # in full: the run's name in the UI
 
         def report(step: int, value: float) -> None:
-            trial.report(value, step)
+            with taken_over_if_finished():
+                trial.report(value, step)
             if trial.should_prune():
                 raise optuna.TrialPruned(f"pruned at step {step} (dev score {value:.4g})")
 
@@ -234,7 +254,7 @@ def worker_loop(
                 trial.number,
                 report,
                 label,
-                on_start=lambda run_id: trial.set_user_attr(MLFLOW_RUN, run_id),
+                on_start=lambda run_id: record_run(trial, run_id),
                 still_ours=lambda: opt._storage.get_trial(trial._trial_id).state == TrialState.RUNNING,
             )
             tqdm.write(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} "
@@ -242,6 +262,9 @@ def worker_loop(
             return value
         except optuna.TrialPruned as exc:
             tqdm.write(f"trial {trial.number} {exc}")
+            raise
+        except TrialTakenOver:
+            tqdm.write(f"trial {trial.number}: {TAKEN_OVER}; this worker's result is dropped")
             raise
         except KeyboardInterrupt:
             trial.set_user_attr(INTERRUPTED, True)
@@ -262,18 +285,34 @@ def worker_loop(
             try:
                 opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
             except ValueError as exc:  # this worker was silent too long: its trial was re-queued
-                if "Cannot tell a FAIL trial" not in str(exc):
+                if "Cannot tell a FAIL trial" not in str(exc):  # (the trial said so: run_trial)
                     raise
-                tqdm.write(
-                    "a trial of this worker was taken for lost (no heartbeat) and queued again; "
-                    "its result is dropped"
-                )
+            except KeyboardInterrupt as exc:  # on a database storage the trial is queued again at once
+                if heartbeats:
+                    requeue_interrupted(opt, tracker, worker, stop_reason(exc))
+                raise
         elif heartbeats and others_running(opt):
             wait_for_others(opt, tracker)
         else:
             break
         update_bar(bar, opt)
     bar.close()
+
+
+@contextlib.contextmanager
+def taken_over_if_finished() -> Iterator[None]:
+    """A write to this worker's trial that Optuna refuses because the trial has ended: another process
+    took it for lost (harness.recovery) while this one was frozen."""
+    try:
+        yield
+    except optuna.exceptions.UpdateFinishedTrialError:
+        raise TrialTakenOver(TAKEN_OVER) from None
+
+
+def record_run(trial: optuna.Trial, run_id: str) -> None:
+    """The trial's MLflow run id on the Optuna trial (lost-trial recovery ends that run KILLED)."""
+    with taken_over_if_finished():
+        trial.set_user_attr(MLFLOW_RUN, run_id)
 
 
 def freeze_what_is_loaded() -> None:

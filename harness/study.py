@@ -9,23 +9,29 @@ are enqueued again with the same parameters.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import optuna
-from optuna.storages import BaseStorage, JournalStorage, RDBStorage
+from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password
 from harness.places import check_journal, default_storage
 from harness.processes import worker_alive
-from harness.recovery import DEFAULT_HEARTBEAT, INTERRUPTED, WORKER, grace_period, requeued_numbers
+from harness.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
+    DEFAULT_HEARTBEAT,
+    INTERRUPTED,
+    PARENT_RUN,
+    WORKER,
+    grace_period,
+    requeued_numbers,
+)
+from harness.steady_storage import SteadyRDBStorage
 from harness.study_spec import Range, ResolvedStudy
 
 FINGERPRINT = "fingerprint"
 SURPLUS = "surplus"  # a grid trial that found its point taken (ResumableGridSampler); not a real trial
-PARENT_RUN = "mlflow_parent_run_id"
 
 
 DRIVERS = {
@@ -34,18 +40,6 @@ DRIVERS = {
     "postgresql+psycopg": "pip install 'psycopg[binary]'",
     "mysql": "pip install pymysql and write mysql+pymysql://...",
 }
-
-
-class SteadyRDBStorage(RDBStorage):
-    """Optuna's RDBStorage whose heartbeats survive a transient database error: Optuna's heartbeat
-    thread has no error handling, so one failed write would end it and the live trial would be taken
-    for lost and run twice."""
-
-    def record_heartbeat(self, trial_id: int) -> None:
-        try:
-            super().record_heartbeat(trial_id)
-        except Exception as exc:  # the next beat tries again
-            warnings.warn(f"heartbeat of trial id {trial_id} not recorded: {exc}", stacklevel=2)
 
 
 def open_storage(
@@ -59,7 +53,9 @@ def open_storage(
     spec = spec or default_storage()
     if "://" in spec:
         try:
-            return SteadyRDBStorage(spec, heartbeat_interval=heartbeat, grace_period=grace_period(heartbeat))
+            return SteadyRDBStorage(spec, heartbeat, grace_period(heartbeat))
+        except HarnessError:
+            raise
         except Exception as exc:
             reason = str(exc).splitlines()[0]
             if "Failed to import DB access module" in reason:

@@ -18,6 +18,7 @@ from typing import Any
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
+from harness.errors import ServiceUnavailable, tracking_unreachable
 from harness.home import harness_home
 from harness.metric_names import logged
 from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
@@ -62,6 +63,19 @@ def git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def tracking_outage(exc: BaseException) -> ServiceUnavailable | None:
+    """An MLflow client error that means the server stayed away past MLflow's own retries (7, ~4 min:
+    MLFLOW_HTTP_REQUEST_MAX_RETRIES), as the stop it is; None for any other error."""
+    unreachable = tracking_unreachable(exc)
+    if unreachable is None:
+        return None
+    return ServiceUnavailable(
+        f"MLflow tracking server unreachable ({unreachable}); this process's trials go back to the queue: "
+        "re-run the same command once it is back",
+        "tracking",
+    )
 
 
 class Tracker:
@@ -115,14 +129,21 @@ class Tracker:
     def log_metrics(self, run_id: str, metrics: dict[str, float], step: int = 0) -> None:
         LoggedRun(self.client, run_id).log_metrics(metrics, step)
 
+    def running_children(self, experiment_id: str, parent_id: str, trial: int | None = None) -> list:
+        """The parent's child runs still RUNNING (of trial number `trial` only, when given)."""
+        query = f"tags.`{PARENT_TAG}` = '{parent_id}' and attributes.status = 'RUNNING'"
+        query += f" and tags.trial = '{trial}'" if trial is not None else ""
+        return self.client.search_runs([experiment_id], query)
+
     def kill_orphans(self, experiment_id: str, parent_id: str) -> int:
         """Mark child runs left RUNNING by a process that is gone as KILLED; return how many."""
         from harness.processes import worker_alive
 
-        runs = self.client.search_runs(
-            [experiment_id], f"tags.`{PARENT_TAG}` = '{parent_id}' and attributes.status = 'RUNNING'"
-        )
-        runs = [r for r in runs if not worker_alive(r.data.tags.get("worker", ""))]
+        runs = [
+            r
+            for r in self.running_children(experiment_id, parent_id)
+            if not worker_alive(r.data.tags.get("worker", ""))
+        ]
         for run in runs:
             self.client.set_tag(run.info.run_id, "error", "worker process died; the trial is run again")
             self.client.set_terminated(run.info.run_id, status="KILLED")
@@ -172,6 +193,11 @@ class LoggedRun:
 
     def log_folder(self, folder: Path, artifact_path: str) -> None:
         self.client.log_artifacts(self.run_id, str(folder), artifact_path)
+
+    def finish_unless_ended(self, status: str, error: str) -> None:
+        """`finish`, unless someone else ended the run already (its status and reason then stand)."""
+        if self.client.get_run(self.run_id).info.status == "RUNNING":
+            self.finish(status, error)
 
     def finish(self, status: str = "FINISHED", error: str | None = None) -> None:
         """End the run; a failure records its one-line reason as the `error` tag."""

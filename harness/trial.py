@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -19,7 +20,7 @@ import yaml
 
 from harness.data.cs224n import multitask_data
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
-from harness.errors import TrialSkipped
+from harness.errors import ServiceUnavailable, TrialSkipped
 from harness.evaluate.cache import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.faults import pause_at
@@ -27,9 +28,10 @@ from harness.methods.base import DataSources
 from harness.metric_names import OBJECTIVE
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder
+from harness.recovery import TAKEN_OVER, TrialTakenOver
 from harness.run_spec import ResolvedRun
 from harness.signals import stop_reason
-from harness.tracking import LoggedRun, Tracker, git_commit
+from harness.tracking import LoggedRun, Tracker, git_commit, tracking_outage
 from harness.train.cache_use import cached_stages, record_cache_use
 from harness.train.loop import train
 
@@ -78,8 +80,10 @@ def run_trial(
     """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
     score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
 
-    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C; skipped, the
-    TrialSkipped notice as its `error` tag; pruned, the step and score), never RUNNING.
+    The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C or SIGTERM; skipped,
+    the TrialSkipped notice as its `error` tag; pruned, the step and score; the Optuna database gone;
+    its trial taken for lost while this worker was frozen), never RUNNING. An MLflow server that stays
+    away past MLflow's retries leaves the run as it is (nothing can reach it): ServiceUnavailable.
     """
     config = run_spec.settings
     tags = {
@@ -97,12 +101,18 @@ def run_trial(
         **paper_default_tags(run_spec),
         **ctx.study_tags,
     }
-    run = ctx.tracker.start_child(
-        ctx.experiment_id,
-        ctx.parent_run_id,
-        f"{label} (trial {number})" if label else f"trial {number}",
-        tags,
-    )
+    try:
+        run = ctx.tracker.start_child(
+            ctx.experiment_id,
+            ctx.parent_run_id,
+            f"{label} (trial {number})" if label else f"trial {number}",
+            tags,
+        )
+    except Exception as exc:
+        outage = tracking_outage(exc)
+        if outage is not None:
+            raise outage from None
+        raise
     try:
         pause_at("trial_run_created")
         on_start(run.run_id)
@@ -113,6 +123,13 @@ def run_trial(
     except KeyboardInterrupt as exc:
         run.finish("KILLED", f"{stop_reason(exc)}; re-run the study to run this trial again")
         raise
+    except ServiceUnavailable as exc:  # the Optuna database is gone: the trial goes back to the queue
+        with contextlib.suppress(Exception):  # and MLflow may have gone with it (one PostgreSQL)
+            run.finish("KILLED", f"stopped: {exc}")
+        raise
+    except TrialTakenOver as exc:  # a frozen worker woke: the lost-trial handler's KILLED and reason stand
+        run.finish_unless_ended("KILLED", str(exc))
+        raise
     except TrialSkipped as exc:
         run.finish("KILLED", f"skipped: {exc}")
         raise
@@ -120,11 +137,16 @@ def run_trial(
         run.finish("KILLED", str(exc))
         raise
     except BaseException as exc:
+        outage = tracking_outage(exc)
+        if outage is not None:  # nothing can be written to MLflow; the trial goes back to the queue
+            raise outage from None
         run.log_text(traceback.format_exc(), "error.txt")
         run.finish("FAILED", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         raise
     if not still_ours():  # taken for lost (a heartbeat gap) and re-run elsewhere: not a second result
-        run.finish("KILLED", "its trial was taken for lost after a heartbeat gap and run again elsewhere")
+        run.finish_unless_ended("KILLED", TAKEN_OVER)
+        if ctx.announce:
+            ctx.announce(f"trial {number}: {TAKEN_OVER}; this worker's result is dropped")
         return value
     run.finish("FINISHED")
     return value

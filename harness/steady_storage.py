@@ -1,0 +1,221 @@
+"""Optuna's RDB storage made to ride out what databases do on clusters: a restart, a dropped connection,
+a cold start shared by many processes.
+
+**Retries.** Every storage call that fails for want of the database (a SQLAlchemy OperationalError,
+InterfaceError or disconnect anywhere in the exception's chain; Optuna wraps commit errors in
+StorageInternalError) is tried again after 0.5, 1, 2, 4, 8, 15, 15, ... s, until `HARNESS_DB_RETRY_SECONDS`
+(default 60 s) have passed since the call first failed. The first failure of an outage prints one line
+(`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`); a restart shorter than the window
+shows nothing else. After the window the call raises `DatabaseUnavailable`, one line naming the database
+and what to do, and every later call of this process fails at once (the process is ending: the runner
+closes the MLflow runs it owns and exits 1). Pooled connections are checked before use (SQLAlchemy's
+`pool_pre_ping`), so connections broken by a restart are replaced, not failed on.
+
+A write whose connection breaks after the server committed it but before it answered is applied again by
+the retry (a trial created twice, an attribute written twice); the window for that is the one round trip,
+and the runner's grid bookkeeping (harness.study) drops a doubled grid point.
+
+**Cold start.** Processes started together on an empty database (`docker compose up`, a Slurm array)
+race to create Optuna's tables; PostgreSQL's catalogue answers the losers with duplicate-key or
+"already exists" errors. On PostgreSQL the schema is created under an advisory lock, one process at a
+time (the others then find it made); other databases retry the race's errors within the same window.
+A database unreachable when the storage is opened is not waited for: the command says so at once
+(`harness worker --wait` waits for it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from optuna.storages import RDBStorage
+
+from harness.errors import ServiceUnavailable, mask_password
+
+RETRY_SECONDS = float(os.environ.get("HARNESS_DB_RETRY_SECONDS", "60"))
+SCHEMA_LOCK = 0x6861726E  # "harn": the advisory lock key schema creation is serialised on
+# the RDBStorage methods that reach the database, Optuna's cache (_CachedStorage) calls included
+DATABASE_CALLS = (
+    "create_new_study", "delete_study", "set_study_user_attr", "set_study_system_attr",
+    "get_study_id_from_name", "get_study_name_from_id", "get_study_directions", "get_study_user_attrs",
+    "get_study_system_attrs", "get_trial_user_attrs", "get_trial_system_attrs", "get_all_studies",
+    "create_new_trial", "_create_new_trial", "set_trial_param", "_set_trial_param", "get_trial_param",
+    "set_trial_state_values", "set_trial_intermediate_value", "set_trial_user_attr", "set_trial_system_attr",
+    "get_trial_id_from_study_id_trial_number", "get_trial_number_from_id", "get_trial", "get_all_trials",
+    "_get_trials", "get_best_trial", "_get_best_trial_id", "get_n_trials", "get_trial_params",
+    "_get_stale_trial_ids",
+)  # fmt: skip
+T = TypeVar("T")
+
+
+class DatabaseUnavailable(ServiceUnavailable):  # noqa: N818
+    """The database stayed unreachable for the whole retry window; the CLI exits 1 with this line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "database")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A connection that failed or broke (server down, restarting, shutting down, network), as opposed
+    to an error of the statement itself."""
+    from sqlalchemy import exc as sa
+
+    for link in _chain(exc):
+        if isinstance(link, sa.DBAPIError) and link.connection_invalidated:
+            return True
+        if isinstance(link, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError, sa.TimeoutError)):
+            return True
+    return False
+
+
+def cause(exc: BaseException) -> str:
+    """The database driver's own first line (`connection refused`, `server closed the connection`)."""
+    from sqlalchemy import exc as sa
+
+    for link in _chain(exc):
+        if isinstance(link, sa.DBAPIError) and link.orig is not None:
+            exc = link.orig
+            break
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:160]}" if text else type(exc).__name__
+
+
+def is_schema_race(exc: BaseException) -> bool:
+    """The error a process gets when another created the same table or type a moment before."""
+    text = " ".join(str(link) for link in _chain(exc))
+    return "already exists" in text or "duplicate key" in text.lower() or "UNIQUE constraint" in text
+
+
+class Retry:
+    """Runs database calls with the bounded back-off above; shared by the threads of one storage."""
+
+    def __init__(self, database: str, seconds: float = RETRY_SECONDS) -> None:
+        self.database = database
+        self.seconds = seconds
+        self.down = False
+        self._warned_at = -float("inf")
+        self._lock = threading.Lock()
+        self._inside = threading.local()  # nested calls (get_best_trial -> get_trial) retry once, outside
+
+    def unavailable(self, reason: str) -> DatabaseUnavailable:
+        return DatabaseUnavailable(
+            f"Optuna storage {self.database} unreachable for {self.seconds:.0f} s ({reason}); this "
+            "process's trials go back to the queue: re-run the same command once the database is back"
+        )
+
+    def __call__(self, call: Callable[[], T], also: Callable[[BaseException], bool] = is_transient) -> T:
+        if self.down:
+            raise self.unavailable("gave up earlier")
+        if getattr(self._inside, "active", False):
+            return call()
+        self._inside.active = True
+        try:
+            return self._with_backoff(call, also)
+        finally:
+            self._inside.active = False
+
+    def _with_backoff(self, call: Callable[[], T], retried: Callable[[BaseException], bool]) -> T:
+        first_failure, delay = None, 0.5
+        while True:
+            try:
+                result = call()
+                if first_failure is not None:  # the outage is over: the next one gets its line
+                    self._warned_at = -float("inf")
+                return result
+            except Exception as exc:
+                if not retried(exc):
+                    raise
+                now = time.monotonic()
+                first_failure = first_failure if first_failure is not None else now
+                reason = cause(exc)
+                if now - first_failure >= self.seconds:
+                    self.down = True
+                    raise self.unavailable(reason) from None
+                self._warn(reason)
+                time.sleep(min(delay, self.seconds - (now - first_failure)) * random.uniform(0.8, 1.2))
+                delay = min(2 * delay, 15.0)
+
+    def _warn(self, reason: str) -> None:
+        with self._lock:  # one line an outage, whichever thread (trial, heartbeat, lease) meets it first
+            if time.monotonic() - self._warned_at < self.seconds:
+                return
+            self._warned_at = time.monotonic()
+        from tqdm.auto import tqdm
+
+        tqdm.write(f"warning: Optuna storage {self.database} unreachable ({reason}); retrying for up to "
+                   f"{self.seconds:.0f} s", file=sys.stderr)  # fmt: skip
+
+
+@contextlib.contextmanager
+def schema_lock(url: str) -> Iterator[None]:
+    """PostgreSQL: hold a session advisory lock while the schema is created (released with the
+    connection); other databases: nothing (their races are retried)."""
+    if not url.startswith("postgresql"):
+        yield
+        return
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    engine = sqlalchemy.create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            connection.execute(sqlalchemy.text(f"SELECT pg_advisory_lock({SCHEMA_LOCK})"))
+            yield
+    finally:
+        engine.dispose()
+
+
+class SteadyRDBStorage(RDBStorage):
+    """RDBStorage with every database call retried (`Retry`), its schema created once under a lock, and
+    heartbeats that never end the heartbeat thread (Optuna's thread has no error handling: one failed
+    write would end it, and the live trial would be taken for lost and run twice)."""
+
+    def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float = RETRY_SECONDS) -> None:
+        self.retry = Retry(mask_password(url), retry_seconds)
+        pre_ping = {} if url.startswith("sqlite") else {"pool_pre_ping": True}
+
+        def create() -> None:
+            with schema_lock(url):
+                super(SteadyRDBStorage, self).__init__(
+                    url, engine_kwargs=pre_ping, heartbeat_interval=heartbeat, grace_period=grace
+                )
+
+        self.retry(create, also=is_schema_race)  # unreachable at the start: the caller's one line, at once
+
+    def record_heartbeat(self, trial_id: int) -> None:
+        try:
+            self.retry(lambda: super(SteadyRDBStorage, self).record_heartbeat(trial_id))
+        except DatabaseUnavailable:
+            pass  # the trial's own next storage call says so; the thread stays alive
+        except Exception as exc:  # the next beat tries again
+            from tqdm.auto import tqdm
+
+            tqdm.write(f"warning: heartbeat of trial id {trial_id} not recorded: {exc}", file=sys.stderr)
+
+
+def _steady(method: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(method)
+    def call(self: SteadyRDBStorage, *args: Any, **kwargs: Any) -> T:
+        return self.retry(lambda: method(self, *args, **kwargs))
+
+    return call
+
+
+for _name in DATABASE_CALLS:
+    setattr(SteadyRDBStorage, _name, _steady(getattr(RDBStorage, _name)))
