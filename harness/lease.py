@@ -58,8 +58,10 @@ class CoordinatorLease:
     def _held_by_other(self, lease: dict) -> bool:
         if not lease or lease.get("token") == self.token or lease.get("expires", 0) < time.time():
             return False
-        same_host = lease.get("host") == socket.gethostname()
-        return not (same_host and not alive(int(lease.get("pid", 0))))
+        if lease.get("host") != socket.gethostname():
+            return True
+        pid = int(lease.get("pid", 0))  # this process (an earlier coordinator of it that could not
+        return pid != os.getpid() and alive(pid)  # release, in an outage) or a process that is gone
 
     def _refuse(self, lease: dict) -> None:
         until = datetime.fromtimestamp(lease["expires"]).strftime("%H:%M:%S")

@@ -39,7 +39,7 @@ from optuna.storages import RDBStorage
 
 from harness.errors import ServiceUnavailable, mask_password
 
-RETRY_SECONDS = float(os.environ.get("HARNESS_DB_RETRY_SECONDS", "60"))
+RETRY_SECONDS = 60.0  # HARNESS_DB_RETRY_SECONDS overrides it
 SCHEMA_LOCK = 0x6861726E  # "harn": the advisory lock key schema creation is serialised on
 # the RDBStorage methods that reach the database, Optuna's cache (_CachedStorage) calls included
 DATABASE_CALLS = (
@@ -105,10 +105,10 @@ def is_schema_race(exc: BaseException) -> bool:
 class Retry:
     """Runs database calls with the bounded back-off above; shared by the threads of one storage."""
 
-    def __init__(self, database: str, seconds: float = RETRY_SECONDS) -> None:
+    def __init__(self, database: str, seconds: float | None = None) -> None:
         self.database = database
-        self.seconds = seconds
-        self.down = False
+        self.seconds = seconds or float(os.environ.get("HARNESS_DB_RETRY_SECONDS") or RETRY_SECONDS)
+        self.down = ""  # why, once the window has passed
         self._warned_at = -float("inf")
         self._lock = threading.Lock()
         self._inside = threading.local()  # nested calls (get_best_trial -> get_trial) retry once, outside
@@ -121,7 +121,7 @@ class Retry:
 
     def __call__(self, call: Callable[[], T], also: Callable[[BaseException], bool] = is_transient) -> T:
         if self.down:
-            raise self.unavailable("gave up earlier")
+            raise self.unavailable(self.down)
         if getattr(self._inside, "active", False):
             return call()
         self._inside.active = True
@@ -145,7 +145,7 @@ class Retry:
                 first_failure = first_failure if first_failure is not None else now
                 reason = cause(exc)
                 if now - first_failure >= self.seconds:
-                    self.down = True
+                    self.down = reason
                     raise self.unavailable(reason) from None
                 self._warn(reason)
                 time.sleep(min(delay, self.seconds - (now - first_failure)) * random.uniform(0.8, 1.2))
@@ -186,7 +186,7 @@ class SteadyRDBStorage(RDBStorage):
     heartbeats that never end the heartbeat thread (Optuna's thread has no error handling: one failed
     write would end it, and the live trial would be taken for lost and run twice)."""
 
-    def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float = RETRY_SECONDS) -> None:
+    def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float | None = None) -> None:
         self.retry = Retry(mask_password(url), retry_seconds)
         pre_ping = {} if url.startswith("sqlite") else {"pool_pre_ping": True}
 

@@ -112,6 +112,8 @@ class Tracker:
                 run = None
             if run is not None and run.info.lifecycle_stage == "active":
                 self.client.update_run(run_id, status="RUNNING")
+                if "outcome" in run.data.tags:  # the interruption it records is over
+                    self.client.delete_tag(run_id, "outcome")
                 return run_id
         run = self.client.create_run(experiment_id, run_name=name, tags={**tags, ROLE_TAG: "study"})
         return run.info.run_id

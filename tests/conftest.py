@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.services import Postgres
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -70,3 +75,20 @@ def harness_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.setenv("HARNESS_DATA_DIR", str(DATA))
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """One PostgreSQL 15 per test process, set up as docker-compose.yml's (its user, deploy/postgres's
+    init.sql: the `optuna` and `mlflow` databases); skipped, saying why, where it cannot run."""
+    import yaml
+
+    from tests.services import Postgres, postgres_missing
+
+    if postgres_missing():
+        pytest.skip(postgres_missing())
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    server = Postgres(compose["services"]["postgres"]["environment"]["POSTGRES_USER"]).start()
+    server.execute((REPO / "deploy/postgres/init.sql").read_text())
+    yield server
+    server.stop()

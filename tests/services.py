@@ -72,19 +72,25 @@ class Postgres:
         assert self.bin is not None
         data = self.root / "data"
         self._run(str(self.bin / "initdb"), "-D", str(data), "-U", self.user, "--auth=trust", "-E", "UTF8")
-        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
-        self._run(
-            str(self.bin / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-l",
-            str(self.root / "log"),
-            "-w",
-            "start",
-        )
+        self.start_server()
         return self
+
+    def start_server(self) -> None:
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
+        data, log = str(self.root / "data"), str(self.root / "log")
+        self._run(str(self.bin / "pg_ctl"), "-D", data, "-o", options, "-l", log, "-w", "start")
+
+    def stop_server(self) -> None:
+        """`pg_ctl stop -m fast`, as `pg_ctl restart -m fast` begins: sessions are ended at once."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "-w", "stop")
+
+    def restart(self, down_for: float = 0.0) -> float:
+        """Stop the server, keep it down `down_for` seconds, start it; returns the seconds it was away."""
+        started = time.monotonic()
+        self.stop_server()
+        time.sleep(down_for)
+        self.start_server()
+        return time.monotonic() - started
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -175,3 +181,47 @@ def process(command: list[str], log: Path, env: dict[str, str] | None = None) ->
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+class Compose:
+    """docker-compose.yml's services as local processes on 127.0.0.1: its commands with the service names
+    mapped to local addresses, and its MLflow server (one process, on `postgres`), which can be restarted
+    on the same port."""
+
+    def __init__(self, services: dict, postgres: Postgres, state: Path, env: dict[str, str]) -> None:
+        self.services = services
+        self.env = env
+        self.port = free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.hosts = {
+            "@postgres:5432": f"@127.0.0.1:{postgres.port}",
+            "mlflow:5000": f"127.0.0.1:{self.port}",
+            "localhost:5000": f"localhost:{self.port}",
+            "127.0.0.1:5000": f"127.0.0.1:{self.port}",
+            "0.0.0.0": "127.0.0.1",
+        }
+        self.exact = {"5000": str(self.port), "/state/mlartifacts": str(state / "mlartifacts")}
+        self.logs = state / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self._mlflow: contextlib.ExitStack | None = None
+
+    def command(self, service: str, **env: str) -> list[str]:
+        local = local_command(self.services[service]["command"], {**self.env, **env}, self.hosts, self.exact)
+        return [*local, "--workers", "1"] if service == "mlflow" else local  # one server process is enough
+
+    def start_mlflow(self) -> None:
+        self._mlflow = contextlib.ExitStack()
+        server = self._mlflow.enter_context(process(self.command("mlflow"), self.logs / "mlflow.log"))
+        wait_for_http(f"{self.uri}/health", proc=server)
+
+    def stop_mlflow(self) -> None:
+        if self._mlflow is not None:
+            self._mlflow.close()
+            self._mlflow = None
+
+    def restart_mlflow(self) -> float:
+        """Stop the server and start a new one on the same port; returns the seconds it was away."""
+        started = time.monotonic()
+        self.stop_mlflow()
+        self.start_mlflow()
+        return time.monotonic() - started

@@ -1,6 +1,5 @@
-"""Issue 11: docker-compose.yml's topology run as real local processes (PostgreSQL 15 by initdb / pg_ctl on
-127.0.0.1, `mlflow server` on it, the coordinator and two workers from the compose file's own commands),
-one worker killed with SIGKILL mid-trial; and a second coordinator on a running study refused."""
+"""Issue 11: the compose file's topology, a second coordinator on a running study refused, a killed local
+worker replaced, the dashboard. The topology run as local processes under faults: tests/test_faults.py."""
 
 from __future__ import annotations
 
@@ -17,11 +16,11 @@ import optuna
 import pytest
 import yaml
 
-from harness.recovery import LOST, MLFLOW_RUN, WORKER
+from harness.recovery import MLFLOW_RUN, WORKER
 from harness.study import open_storage
 from harness.tracking import Tracker
 from tests.helpers import harness_here, tiny_study
-from tests.services import REPO, Postgres, free_port, local_command, postgres_missing, process, wait_for_http
+from tests.services import REPO, Postgres, free_port, postgres_missing, process, wait_for_http
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
@@ -57,85 +56,6 @@ def test_compose_file_has_the_topology() -> None:
     assert (REPO / init).is_file()
     for example in ("deploy/slurm/harness.sbatch", "deploy/kubernetes/workers.yaml", "deploy/Dockerfile"):
         assert (REPO / example).is_file()
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Postgres:
-    server = Postgres(SERVICES["postgres"]["environment"]["POSTGRES_USER"]).start()
-    server.execute((REPO / "deploy/postgres/init.sql").read_text())
-    yield server
-    server.stop()
-
-
-def _compose_processes(postgres: Postgres, tmp_path: Path) -> tuple[dict[str, str], dict[str, str], int]:
-    mlflow_port = free_port()
-    hosts = {
-        "@postgres:5432": f"@127.0.0.1:{postgres.port}",
-        "mlflow:5000": f"127.0.0.1:{mlflow_port}",
-        "localhost:5000": f"localhost:{mlflow_port}",
-        "127.0.0.1:5000": f"127.0.0.1:{mlflow_port}",
-        "0.0.0.0": "127.0.0.1",
-    }
-    exact = {"5000": str(mlflow_port), "/state/mlartifacts": str(tmp_path / "mlartifacts")}
-    return hosts, exact, mlflow_port
-
-
-@needs_postgres
-def test_killed_worker_trial_runs_again_and_its_run_ends_killed(
-    postgres: Postgres, tmp_path: Path, tiny_bert: Path
-) -> None:
-    grid = [0.1, 0.3, 0.5, 0.7]
-    study = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name="scale_out", max_steps=6, eval_every=3,
-                       final_tasks=QUICK)  # fmt: skip
-    env = {"STUDY": study, "PROFILE": "tiny", "HEARTBEAT": "1", "THREADS": "1"}
-    hosts, exact, mlflow_port = _compose_processes(postgres, tmp_path)
-    run = {"HARNESS_HOME": str(tmp_path / "state"), **PAUSE}
-    logs = tmp_path / "logs"
-    logs.mkdir()
-
-    def command(service: str) -> list[str]:
-        local = local_command(SERVICES[service]["command"], env, hosts, exact)
-        return [*local, "--workers", "1"] if service == "mlflow" else local  # one server process is enough
-
-    with process(command("mlflow"), logs / "mlflow.log") as mlflow:
-        wait_for_http(f"http://127.0.0.1:{mlflow_port}/health", proc=mlflow)
-        with (
-            process(command("worker-0"), logs / "worker0.log", run) as first,
-            process(command("worker-1"), logs / "worker1.log", run) as second,
-        ):
-            storage = optuna.storages.RDBStorage(postgres.url("optuna"))
-            with ThreadPoolExecutor(1) as background:
-                killing = background.submit(_kill_mid_trial, storage, [first, second])
-                # the coordinator's compose command, run in this process (one Python start-up less)
-                coordinator = harness_here(*command("coordinator")[3:], env=run)
-                victim, killed_at = killing.result()
-            survivor = second if victim is first else first
-            survivor.wait(timeout=120)
-        (logs / "coordinator.log").write_text(coordinator.stdout + coordinator.stderr)
-        for log in sorted(logs.iterdir()):
-            print(f"--- {log.name}\n{log.read_text()[-3000:]}")
-        assert coordinator.returncode == 0 and survivor.returncode == 0
-        assert victim.returncode == -signal.SIGKILL
-
-        trials = optuna.load_study(study_name="scale_out.tiny", storage=storage).trials
-        complete = [t for t in trials if t.state.name == "COMPLETE"]
-        assert sorted(t.params["lambda"] for t in complete) == grid  # every grid point, each once
-        (lost,) = [t for t in trials if t.state.name == "FAIL"]
-        (rerun,) = [t for t in complete if t.system_attrs.get("failed_trial") == lost.number]
-        assert rerun.params == lost.params and "lost (no heartbeat for 3 s)" in rerun.user_attrs[LOST]
-        recovery = rerun.datetime_start.timestamp() - killed_at
-        print(f"recovery: the lost trial started again {recovery:.1f} s after the kill (heartbeat 1 s)")
-
-        tracker = Tracker(f"http://127.0.0.1:{mlflow_port}")
-        experiment = tracker.client.get_experiment_by_name("scale_out")
-        runs = tracker.client.search_runs([experiment.experiment_id], max_results=100)
-        assert not [r for r in runs if r.info.status == "RUNNING"]
-        killed = tracker.client.get_run(lost.user_attrs[MLFLOW_RUN])
-        assert killed.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in killed.data.tags["error"]
-        trial_runs = [r for r in runs if r.data.tags.get("harness.role") == "trial"]
-        assert sum(r.info.status == "FINISHED" for r in trial_runs) == len(grid)
-        (parent,) = [r for r in runs if r.data.tags.get("harness.role") == "study"]
-        assert parent.info.status == "FINISHED" and "outcome" not in parent.data.tags
 
 
 def _kill_mid_trial(

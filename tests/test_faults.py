@@ -1,0 +1,334 @@
+"""Issue 26: what clusters do to a study, on docker-compose.yml's topology run as local processes (a real
+PostgreSQL 15, `mlflow server` on it, a coordinator with `--workers 0`, `harness worker`s; heartbeat 1 s,
+a tiny BERT): workers SIGKILLed, SIGTERMed and frozen, the coordinator SIGTERMed and SIGKILLed, PostgreSQL
+and the MLflow server restarted, a database outage longer than the retry window, ten processes starting
+together on an empty database. Each ends with every grid point COMPLETE once, no RUNNING MLflow run and
+an honest exit code. Coordinators run in this process where the test can (one Python start-up less);
+workers are processes, since signals are what is tested."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from harness.recovery import LOST, MLFLOW_RUN, TAKEN_OVER, WORKER
+from harness.study import open_storage
+from harness.tracking import Tracker
+from tests.helpers import harness_here, tiny_study
+from tests.services import REPO, Compose, Postgres, process
+
+SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+QUICK = ["quick"]  # final scores on STS-B test alone: these tests check processes and bookkeeping
+HOST = socket.gethostname()
+
+
+@pytest.fixture
+def compose(postgres: Postgres, tmp_path: Path) -> Iterator[Compose]:
+    """The compose topology's MLflow server (restartable) on the session's PostgreSQL."""
+    topology = Compose(SERVICES, postgres, tmp_path, {"HEARTBEAT": "1", "THREADS": "1", "PROFILE": "tiny"})
+    topology.start_mlflow()
+    yield topology
+    topology.stop_mlflow()
+
+
+def _study(tmp_path: Path, tiny_bert: Path, name: str, points: int) -> tuple[str, list[float]]:
+    grid = [round(0.1 * (i + 1), 1) for i in range(points)]
+    path = tiny_study(tmp_path, tiny_bert, {"lambda": grid}, name=name, max_steps=6, eval_every=3,
+                      final_tasks=QUICK)  # fmt: skip
+    return path, grid
+
+
+def _storage(command: list[str]) -> str:
+    return command[command.index("--storage") + 1]
+
+
+def _trials(storage: str, name: str) -> list[optuna.trial.FrozenTrial]:
+    try:
+        return optuna.load_study(study_name=f"{name}.tiny", storage=open_storage(storage)).trials
+    except KeyError:  # not created yet
+        return []
+
+
+def _until(check: Callable[[], object], what: str, timeout: float = 240.0) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise TimeoutError(f"{what}: not within {timeout:.0f} s")
+
+
+def _running_with_run(storage: str, name: str, pid: int | None = None) -> optuna.trial.FrozenTrial | None:
+    """A RUNNING trial whose MLflow run id is recorded (of worker `pid`, when given)."""
+    for trial in _trials(storage, name):
+        mine = pid is None or trial.user_attrs.get(WORKER) == f"{HOST}:{pid}"
+        if trial.state.name == "RUNNING" and MLFLOW_RUN in trial.user_attrs and mine:
+            return trial
+    return None
+
+
+def _check_the_end(storage: str, name: str, grid: list[float], tracking: str) -> tuple[list, list]:
+    """Every grid point COMPLETE once, no RUNNING run, one FINISHED trial run per point, parent FINISHED."""
+    trials = _trials(storage, name)
+    complete = [t for t in trials if t.state.name == "COMPLETE"]
+    assert sorted(t.params["lambda"] for t in complete) == grid
+    assert not [t for t in trials if t.state.name in ("RUNNING", "WAITING")]
+    tracker = Tracker(tracking)
+    experiment = tracker.client.get_experiment_by_name(name)
+    runs = tracker.client.search_runs([experiment.experiment_id], max_results=200)
+    assert not [r.info.run_name for r in runs if r.info.status == "RUNNING"]
+    trial_runs = [r for r in runs if r.data.tags.get("harness.role") == "trial"]
+    assert sum(r.info.status == "FINISHED" for r in trial_runs) == len(grid)
+    (parent,) = [r for r in runs if r.data.tags.get("harness.role") == "study"]
+    assert parent.info.status == "FINISHED" and "outcome" not in parent.data.tags, parent.data.tags
+    return trials, runs
+
+
+def _rerun_of(trials: list, lost: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
+    (rerun,) = [t for t in trials if t.system_attrs.get("failed_trial") == lost.number]
+    assert rerun.params == lost.params
+    return rerun
+
+
+def _logs(folder: Path) -> None:
+    for log in sorted(folder.iterdir()):
+        print(f"--- {log.name}\n{log.read_text(errors='replace')[-2500:]}")
+
+
+def test_workers_killed_terminated_and_frozen(compose: Compose, tmp_path: Path, tiny_bert: Path) -> None:
+    """Four workers and a coordinator started together (the compose cold start); worker A SIGKILLed after
+    creating its trial's MLflow run but before recording its id, B SIGTERMed, C SIGSTOPped past the grace
+    period then SIGCONTed, D left alone."""
+    name = "faults_workers"
+    study, grid = _study(tmp_path, tiny_bert, name, 6)
+    storage = _storage(compose.command("coordinator", STUDY=study))
+    pause = {"HARNESS_PAUSE_AT": "trial_run_created=1.5,trial_started=1.5"}
+    worker = compose.command("worker-0", STUDY=study)
+    tracker = Tracker(compose.uri)
+    events: dict[str, float] = {}  # signal times, and the trial A was killed in
+
+    def faults(a: subprocess.Popen, b: subprocess.Popen, c: subprocess.Popen) -> None:
+        def run_without_id() -> optuna.trial.FrozenTrial | None:  # A's run exists, its id not recorded yet
+            experiment = tracker.client.get_experiment_by_name(name)
+            for trial in _trials(storage, name):
+                ours = trial.state.name == "RUNNING" and trial.user_attrs.get(WORKER) == f"{HOST}:{a.pid}"
+                if ours and MLFLOW_RUN not in trial.user_attrs and experiment is not None:
+                    query = f"tags.worker = '{HOST}:{a.pid}' and tags.trial = '{trial.number}'"
+                    if tracker.client.search_runs([experiment.experiment_id], query):
+                        return trial
+            return None
+
+        events["killed_trial"] = _until(run_without_id, "worker A in a trial").number
+        a.send_signal(signal.SIGKILL)
+        events["kill"] = time.time()
+        _until(lambda: _running_with_run(storage, name, b.pid), "worker B in a trial")
+        b.send_signal(signal.SIGTERM)
+        events["term"] = time.time()
+        frozen = _until(lambda: _running_with_run(storage, name, c.pid), "worker C in a trial")
+        c.send_signal(signal.SIGSTOP)
+        events["stop"] = time.time()
+
+        def taken() -> bool:
+            return any(t.number == frozen.number and t.state.name == "FAIL" for t in _trials(storage, name))
+
+        _until(taken, "C's trial taken for lost")
+        c.send_signal(signal.SIGCONT)
+        events["cont"] = time.time()
+
+    logs = compose.logs
+    with (
+        process(worker, logs / "A.log", pause) as a,
+        process(worker, logs / "B.log", pause) as b,
+        process(worker, logs / "C.log", pause) as c,
+        process(worker, logs / "D.log", pause) as d,
+        ThreadPoolExecutor(1) as background,
+    ):
+        done = background.submit(faults, a, b, c)
+        coordinator = harness_here(*compose.command("coordinator", STUDY=study)[3:], env=pause)
+        (logs / "coordinator.log").write_text(coordinator.stdout + coordinator.stderr)
+        for proc in (b, c, d):
+            proc.wait(timeout=120)
+        _logs(logs)
+        done.result()
+    assert coordinator.returncode == 0 and c.returncode == 0 and d.returncode == 0
+    assert a.returncode == -signal.SIGKILL and b.returncode == 143
+    assert "terminated (SIGTERM): re-run the same command to resume" in (logs / "B.log").read_text()
+    assert "Traceback" not in "".join(p.read_text() for p in logs.iterdir())
+
+    trials, runs = _check_the_end(storage, name, grid, compose.uri)
+    by_worker = {p: [t for t in trials if t.user_attrs.get(WORKER) == f"{HOST}:{p.pid}"] for p in (a, b, c)}
+    (lost_a,) = [t for t in by_worker[a] if t.state.name == "FAIL"]
+    assert lost_a.number == events["killed_trial"]
+    (run_a,) = [r for r in runs if r.data.tags.get("worker") == f"{HOST}:{a.pid}"]
+    assert MLFLOW_RUN not in lost_a.user_attrs  # found by its tags, not by the recorded id
+    assert run_a.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in run_a.data.tags["error"]
+    (stopped_b,) = by_worker[b]
+    rerun_b = _rerun_of(trials, stopped_b)
+    assert "terminated by SIGTERM" in rerun_b.user_attrs[LOST]
+    run_b = tracker.client.get_run(stopped_b.user_attrs[MLFLOW_RUN])
+    assert run_b.info.status == "KILLED" and run_b.data.tags["error"].startswith("terminated by SIGTERM")
+    (frozen,) = [t for t in by_worker[c] if t.state.name == "FAIL"]
+    run_c = tracker.client.get_run(frozen.user_attrs[MLFLOW_RUN])
+    assert run_c.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in run_c.data.tags["error"]
+    assert TAKEN_OVER in (logs / "C.log").read_text()
+    for key, lost in (("kill", lost_a), ("term", stopped_b), ("stop", frozen)):
+        again = _rerun_of(trials, lost).datetime_start.timestamp() - events[key]
+        print(f"recovery ({key}): the trial started again {again:.1f} s after the signal")
+
+
+def test_coordinator_terminated_then_killed_then_run_again(
+    compose: Compose, tmp_path: Path, tiny_bert: Path
+) -> None:
+    """SIGTERM: exit 143, the parent run KILLED saying so, the worker goes on; SIGKILL mid-study; the same
+    command again finishes the study with nothing run twice."""
+    name = "faults_coordinator"
+    study, grid = _study(tmp_path, tiny_bert, name, 4)
+    coordinator = compose.command("coordinator", STUDY=study)
+    storage = _storage(coordinator)
+    pause = {"HARNESS_PAUSE_AT": "trial_started=2"}
+    tracker = Tracker(compose.uri)
+
+    def parent() -> object:
+        experiment = tracker.client.get_experiment_by_name(name)
+        runs = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
+        return runs[0]
+
+    def terminate_this_process() -> None:
+        _until(lambda: _running_with_run(storage, name), "a trial")
+        os.kill(os.getpid(), signal.SIGTERM)  # inside harness_here's main(): SIGTERM handled as Ctrl-C
+
+    with process(compose.command("worker-0", STUDY=study), compose.logs / "worker.log", pause) as worker:
+        with ThreadPoolExecutor(1) as background:
+            background.submit(terminate_this_process)
+            first = harness_here(*coordinator[3:], env=pause)
+        assert first.returncode == 143, first.stderr
+        assert (
+            first.stderr.strip().splitlines()[-1] == "terminated (SIGTERM): re-run the same command to resume"
+        )
+        stopped = parent()
+        assert stopped.info.status == "KILLED"
+        assert stopped.data.tags["outcome"] == "terminated by SIGTERM: re-run the same command to resume"
+
+        with process(coordinator, compose.logs / "killed.log", pause) as second:
+            _until(lambda: parent().info.status == "RUNNING", "the second coordinator reopening the parent")
+            second.send_signal(signal.SIGKILL)
+            second.wait(timeout=30)
+        started = time.monotonic()
+        third = harness_here(*coordinator[3:], env=pause)
+        print(f"the third coordinator ended {time.monotonic() - started:.1f} s after it started")
+        worker.wait(timeout=120)
+    _logs(compose.logs)
+    assert third.returncode == 0 and worker.returncode == 0, third.stderr
+    assert "Traceback" not in third.stderr
+    _check_the_end(storage, name, grid, compose.uri)
+
+
+def test_database_and_tracking_server_restarts_are_ridden_out(
+    compose: Compose, postgres: Postgres, tmp_path: Path, tiny_bert: Path
+) -> None:
+    """`pg_ctl restart -m fast` during one trial and an `mlflow server` stopped and started during another:
+    no traceback, no second command, at most one warning line per outage."""
+    name = "faults_restarts"
+    study, grid = _study(tmp_path, tiny_bert, name, 3)
+    coordinator = compose.command("coordinator", STUDY=study)
+    storage = _storage(coordinator)
+    pause = {"HARNESS_PAUSE_AT": "trial_started=2"}
+    away: dict[str, float] = {}
+
+    def restarts() -> None:
+        first = _until(lambda: _running_with_run(storage, name), "a trial")
+        away["postgres"] = postgres.restart(down_for=1.0)
+        _until(lambda: (t := _running_with_run(storage, name)) and t.number != first.number, "another trial")
+        away["mlflow"] = compose.restart_mlflow()
+
+    with process(compose.command("worker-0", STUDY=study), compose.logs / "worker.log", pause) as worker:
+        with ThreadPoolExecutor(1) as background:
+            done = background.submit(restarts)
+            result = harness_here(*coordinator[3:], env=pause)
+            done.result()
+        worker.wait(timeout=240)
+    (compose.logs / "coordinator.log").write_text(result.stdout + result.stderr)
+    _logs(compose.logs)
+    print(f"away: PostgreSQL {away['postgres']:.1f} s, MLflow server {away['mlflow']:.1f} s")
+    assert result.returncode == 0 and worker.returncode == 0, result.stderr
+    for log in ("coordinator.log", "worker.log"):
+        text = (compose.logs / log).read_text()
+        assert "Traceback" not in text and "error:" not in text
+        assert text.count("warning: Optuna storage") <= 1
+    _check_the_end(storage, name, grid, compose.uri)
+
+
+def test_a_database_outage_past_the_retry_window(postgres: Postgres, tmp_path: Path, tiny_bert: Path) -> None:
+    """PostgreSQL down for longer than HARNESS_DB_RETRY_SECONDS (3 s here) mid-trial: one warning line,
+    then one error line, exit 1, the trial's and the parent's MLflow runs KILLED with the reason (MLflow is
+    on its own sqlite store here, so they can be closed); the same command once it is back finishes."""
+    name = "faults_outage"
+    postgres.execute(f"CREATE DATABASE {name}")
+    storage = postgres.url(name)
+    study, grid = _study(tmp_path, tiny_bert, name, 2)
+    args = ("run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress")
+    env = {"HARNESS_PAUSE_AT": "trial_started=1", "HARNESS_DB_RETRY_SECONDS": "3"}
+    down = threading.Event()
+
+    def outage() -> None:
+        _until(lambda: _running_with_run(storage, name), "a trial")
+        postgres.stop_server()
+        down.set()
+
+    with ThreadPoolExecutor(1) as background:
+        background.submit(outage)
+        stopped = harness_here(*args, env=env)
+    assert down.is_set()
+    postgres.start_server()
+    print(stopped.stdout + stopped.stderr)
+    assert stopped.returncode == 1
+    errors = [line for line in stopped.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "re-run the same command once the database is back" in errors[0]
+    assert (
+        errors[0].startswith("error: Optuna storage postgresql+psycopg2://")
+        and "unreachable for 3 s" in errors[0]
+    )
+    assert stopped.stderr.count("warning: Optuna storage") == 1 and "Traceback" not in stopped.stderr
+    tracker = Tracker()
+    runs = tracker.client.search_runs([tracker.experiment_id(name)])
+    assert {r.info.status for r in runs} == {"KILLED"}
+    assert all("unreachable for 3 s" in (r.data.tags.get("error") or r.data.tags["outcome"]) for r in runs)
+
+    again = harness_here(*args, env={"HARNESS_DB_RETRY_SECONDS": "3"})
+    assert again.returncode == 0, again.stderr
+    _check_the_end(storage, name, grid, tracker.uri)
+
+
+def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgres) -> None:
+    """The cold start of `docker compose up`: ten processes open the Optuna storage of an empty database at
+    the same instant; each gets it, and the schema is made once."""
+    postgres.execute("CREATE DATABASE cold_start")
+    url = postgres.url("cold_start")
+    at = time.time() + 4  # after every process has imported Optuna
+    code = (f"import time; from harness.study import open_storage; time.sleep(max(0, {at} - time.time())); "
+            f"open_storage({url!r}, 1)")  # fmt: skip
+    starts = [
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(10)
+    ]
+    failures = [err for proc in starts for err in [proc.communicate(timeout=120)[1]] if proc.returncode]
+    assert not failures, failures[0][-2000:]
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url)
+    with engine.connect() as connection:
+        assert connection.execute(sqlalchemy.text("SELECT count(*) FROM version_info")).scalar() == 1
+        assert connection.execute(sqlalchemy.text("SELECT count(*) FROM alembic_version")).scalar() == 1
+    engine.dispose()
