@@ -5,13 +5,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.metric_names import metrics_of
 from harness.report.collect import latest_parent
-from harness.staging import staging_dir
+from harness.staging import staged
 from harness.tracking import PARENT_TAG, Tracker
 
 
@@ -46,8 +45,7 @@ def export_best(tracker: Tracker, study: str, out: Path, profile: str | None, to
             )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise HarnessError(f"{out} exists and is not an empty directory; give --out a new one")
-    staging = staging_dir(out.parent, f".{out.name}-", "the exported model")
-    try:
+    with staged(out.parent, f".{out.name}-", "the exported model") as staging:
         names = [f"rank{rank}-trial{run.data.tags.get('trial', '?')}" for rank, run in enumerate(chosen, 1)]  # type: ignore[attr-defined]
         result = staging / "export"
         result.mkdir()
@@ -59,6 +57,4 @@ def export_best(tracker: Tracker, study: str, out: Path, profile: str | None, to
         if out.exists():
             out.rmdir()
         result.rename(out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return [out] if top == 1 else [out / name for name in names]

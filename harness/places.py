@@ -12,9 +12,10 @@ from harness.home import harness_home
 TRACKING_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "file", "http", "https", "databricks")
 
 
-def resolve_tracking_uri(explicit: str | None = None) -> str:
-    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db; a URI of a scheme
-    MLflow cannot store runs in is refused in one line."""
+def resolve_tracking_uri(explicit: str | None = None, create: bool = True) -> str:
+    """--tracking-uri, else MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db (its folder made unless
+    `create` is False: a command that only reads); a URI of a scheme MLflow cannot store runs in is
+    refused in one line."""
     given = explicit or os.environ.get("MLFLOW_TRACKING_URI")
     if given:
         scheme = given.split("://", 1)[0].split("+", 1)[0] if "://" in given else "file"
@@ -24,7 +25,9 @@ def resolve_tracking_uri(explicit: str | None = None) -> str:
                 "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
             )
         return given if scheme != "file" else _from_path(given)
-    home = writable_dir(harness_home(), "the harness home", "set HARNESS_HOME to a writable directory")
+    home = harness_home()
+    if create:
+        writable_dir(home, "the harness home", "set HARNESS_HOME to a writable directory")
     return f"sqlite:///{home / 'mlflow.db'}"
 
 
@@ -70,8 +73,10 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
         )
 
 
-def require_store(uri: str) -> str:
-    """`uri` for reading only: a sqlite store that does not exist yet is an error, not a new empty file."""
+def require_store(explicit: str | None) -> str:
+    """The tracking URI (as resolve_tracking_uri) for reading only: a sqlite store that does not exist yet
+    is an error, not a new empty file (nor a new .harness folder)."""
+    uri = resolve_tracking_uri(explicit, create=False)
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
         raise HarnessError(
             f"no MLflow store at {uri.removeprefix('sqlite:///')}; run a study first (or give --tracking-uri)"

@@ -3,8 +3,11 @@ nothing half-written (reports, the book, exported models)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from harness.errors import writable_dir
@@ -23,3 +26,21 @@ def staging_dir(parent: Path, prefix: str, what: str) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     staging.chmod(0o777 & ~_umask())
     return staging
+
+
+@contextlib.contextmanager
+def staged(parent: Path, prefix: str, what: str) -> Iterator[Path]:
+    """`staging_dir(parent, ...)` for the block; on an error it is removed, and so are the folders made
+    for it (`parent` and its missing ancestors: no empty reports/build after a failed report). The block
+    moves what it built into place; whatever is left of the staging folder is removed afterwards."""
+    made = [folder for folder in (parent, *parent.parents) if not folder.exists()]
+    staging = staging_dir(parent, prefix, what)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:  # innermost first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    shutil.rmtree(staging, ignore_errors=True)

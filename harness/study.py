@@ -58,7 +58,7 @@ def open_storage(
             raise
         except Exception as exc:
             reason = str(exc).splitlines()[0]
-            if "Failed to import DB access module" in reason:
+            if "Failed to import DB access module" in reason or isinstance(exc, ImportError):
                 scheme = spec.split("://", 1)[0]
                 reason = f"no database driver for {scheme!r}; {DRIVERS.get(scheme, 'install its driver')}"
             else:

@@ -197,3 +197,17 @@ def test_a_plain_path_tracking_uri_is_a_sqlite_file_or_one_line(tmp_path: Path, 
     assert line.startswith(f"error: tracking URI '{tmp_path / 'mlruns'}' is a folder: ")
     assert f"give sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}" in line
     assert not (tmp_path / "mlruns").exists() and not (harness_home / "optuna.journal").exists()
+
+
+def test_report_of_a_study_never_run_writes_nothing(harness_home: Path, tmp_path: Path) -> None:
+    """Issue 26 item 5: a store with runs of other studies, a report of one never run: one line, exit 2,
+    and no folder made (not reports/, not reports/build/)."""
+    from harness.tracking import Tracker
+
+    Tracker().experiment_id("some_other_study")
+    out = tmp_path / "reports" / "build"
+    result = harness_here("report", "lambda_tau_sweep", "--out", str(out))
+    assert result.returncode == 2
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "lambda_tau_sweep" in line and "run" in line, line
+    assert not (tmp_path / "reports").exists()

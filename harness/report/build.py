@@ -29,8 +29,8 @@ from harness.report.spec import (
     load_spec,
 )
 from harness.report.tables import escape_latex, grid_latex, runs_latex
-from harness.staging import staging_dir
-from harness.tracking import Tracker, require_store, resolve_tracking_uri
+from harness.staging import staged
+from harness.tracking import Tracker, require_store
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
 
@@ -125,19 +125,15 @@ def build_report(
     study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True
 ) -> Path:
     """Write the study's tables (.tex), figures (.png), runs.csv and, with pdflatex, report.pdf."""
-    tracker = Tracker(require_store(resolve_tracking_uri(tracking_uri)))
+    tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / study
-    staging = staging_dir(target.parent, f".{study}-", "the report")
-    try:
+    with staged(target.parent, f".{study}-", "the report") as staging:
         body = write_study(study, tracker, staging, profile)
         title = escape_latex(load_spec(study).title)
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
             _compile(staging)
         _replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target
 
 
@@ -180,11 +176,10 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
     studies without runs listed on one page with the command that runs each."""
     from harness.study_spec import STUDIES_DIR
 
-    tracker = Tracker(require_store(resolve_tracking_uri(tracking_uri)))
+    tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / "book"
-    staging = staging_dir(target.parent, ".book-", "the book")
     book = Book(target)
-    try:
+    with staged(target.parent, ".book-", "the book") as staging:
         sections: dict[str, list[str]] = {}
         specs = {p.stem: load_spec(p.stem) for p in sorted(STUDIES_DIR.glob("*.yaml"))}
         for study, spec in specs.items():
@@ -207,9 +202,6 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
         if pdf:
             _compile(staging, "book")
         _replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return book
 
 

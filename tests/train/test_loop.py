@@ -102,3 +102,20 @@ def test_eval_every_epoch_evaluates_at_each_epoch_end() -> None:
 def test_eval_every_counts_the_steps_of_each_stage() -> None:
     # two stages of 3 steps, every 2 steps of a stage and at each stage's end
     assert _evaluations(2, [(3, 1), (3, 1)])[0] == [2, 3, 5, 6]
+
+
+def test_a_max_steps_beyond_the_epochs_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 26 item 5: the epoch budget ends a stage first; that is said once, not at every trial."""
+    from harness.train.loop import stage_batches
+
+    stage = Stage("unsup", lambda rng: [[0]] * 6, [], epochs=2, max_steps=30)
+    for _ in range(2):
+        _, total, per_epoch = stage_batches(stage, seed=0)
+        assert (total, per_epoch) == (12, 6)
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        "note: stage unsup: max_steps 30 is more than its 2 epoch(s) of 6 steps; the epoch budget ends it at "
+        "step 12 (raise epochs to reach max_steps)"
+    ]
+    assert stage_batches(Stage("x", lambda rng: [[0]] * 6, [], max_steps=4), seed=0)[1] == 4
+    assert capsys.readouterr().err == ""
