@@ -319,7 +319,7 @@ def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgr
     postgres.execute("CREATE DATABASE cold_start")
     url = postgres.url("cold_start")
     at = time.time() + 4  # after every process has imported Optuna
-    code = (f"import time; from harness.study import is_surplus, open_storage; time.sleep(max(0, {at} - time.time())); "
+    code = (f"import time; from harness.study import open_storage; time.sleep(max(0, {at} - time.time())); "
             f"open_storage({url!r}, 1)")  # fmt: skip
     starts = [
         subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(10)
