@@ -34,10 +34,12 @@ QUICK = ["quick"]  # final scores on STS-B test alone: these tests check process
 HOST = socket.gethostname()
 
 
-@pytest.fixture
-def compose(postgres: Postgres, tmp_path: Path) -> Iterator[Compose]:
-    """The compose topology's MLflow server (restartable) on the session's PostgreSQL."""
-    topology = Compose(SERVICES, postgres, tmp_path, {"HEARTBEAT": "1", "THREADS": "1", "PROFILE": "tiny"})
+@pytest.fixture(scope="module")
+def compose(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Compose]:
+    """The compose topology's MLflow server (restartable) on the session's PostgreSQL, one for the module
+    (each test has its own study and experiment; a server takes ~10 s to start)."""
+    state = tmp_path_factory.mktemp("compose")
+    topology = Compose(SERVICES, postgres, state, {"HEARTBEAT": "1", "THREADS": "1", "PROFILE": "tiny"})
     topology.start_mlflow()
     yield topology
     topology.stop_mlflow()
@@ -103,6 +105,11 @@ def _rerun_of(trials: list, lost: optuna.trial.FrozenTrial) -> optuna.trial.Froz
     return rerun
 
 
+def _log_folder(tmp_path: Path) -> Path:
+    (tmp_path / "logs").mkdir()
+    return tmp_path / "logs"
+
+
 def _logs(folder: Path) -> None:
     for log in sorted(folder.iterdir()):
         print(f"--- {log.name}\n{log.read_text(errors='replace')[-2500:]}")
@@ -115,7 +122,9 @@ def test_workers_killed_terminated_and_frozen(compose: Compose, tmp_path: Path, 
     name = "faults_workers"
     study, grid = _study(tmp_path, tiny_bert, name, 6)
     storage = _storage(compose.command("coordinator", STUDY=study))
-    pause = {"HARNESS_PAUSE_AT": "trial_run_created=1.5,trial_started=1.5"}
+    # each victim waits at its point until the test acts (A: its run made, the id not recorded yet);
+    # D, and C once woken, run the rest
+    pauses = {"A": "trial_run_created=60", "B": "trial_started=60", "C": "trial_started=6"}
     worker = compose.command("worker-0", STUDY=study)
     tracker = Tracker(compose.uri)
     events: dict[str, float] = {}  # signal times, and the trial A was killed in
@@ -148,16 +157,16 @@ def test_workers_killed_terminated_and_frozen(compose: Compose, tmp_path: Path, 
         c.send_signal(signal.SIGCONT)
         events["cont"] = time.time()
 
-    logs = compose.logs
+    logs = _log_folder(tmp_path)
     with (
-        process(worker, logs / "A.log", pause) as a,
-        process(worker, logs / "B.log", pause) as b,
-        process(worker, logs / "C.log", pause) as c,
-        process(worker, logs / "D.log", pause) as d,
+        process(worker, logs / "A.log", {"HARNESS_PAUSE_AT": pauses["A"]}) as a,
+        process(worker, logs / "B.log", {"HARNESS_PAUSE_AT": pauses["B"]}) as b,
+        process(worker, logs / "C.log", {"HARNESS_PAUSE_AT": pauses["C"]}) as c,
+        process(worker, logs / "D.log") as d,
         ThreadPoolExecutor(1) as background,
     ):
         done = background.submit(faults, a, b, c)
-        coordinator = harness_here(*compose.command("coordinator", STUDY=study)[3:], env=pause)
+        coordinator = harness_here(*compose.command("coordinator", STUDY=study)[3:])
         (logs / "coordinator.log").write_text(coordinator.stdout + coordinator.stderr)
         for proc in (b, c, d):
             proc.wait(timeout=120)
@@ -200,6 +209,7 @@ def test_coordinator_terminated_then_killed_then_run_again(
     coordinator = compose.command("coordinator", STUDY=study)
     storage = _storage(coordinator)
     pause = {"HARNESS_PAUSE_AT": "trial_started=2"}
+    logs = _log_folder(tmp_path)
     tracker = Tracker(compose.uri)
 
     def parent() -> object:
@@ -211,7 +221,7 @@ def test_coordinator_terminated_then_killed_then_run_again(
         _until(lambda: _running_with_run(storage, name), "a trial")
         os.kill(os.getpid(), signal.SIGTERM)  # inside harness_here's main(): SIGTERM handled as Ctrl-C
 
-    with process(compose.command("worker-0", STUDY=study), compose.logs / "worker.log", pause) as worker:
+    with process(compose.command("worker-0", STUDY=study), logs / "worker.log", pause) as worker:
         with ThreadPoolExecutor(1) as background:
             background.submit(terminate_this_process)
             first = harness_here(*coordinator[3:], env=pause)
@@ -223,7 +233,7 @@ def test_coordinator_terminated_then_killed_then_run_again(
         assert stopped.info.status == "KILLED"
         assert stopped.data.tags["outcome"] == "terminated by SIGTERM: re-run the same command to resume"
 
-        with process(coordinator, compose.logs / "killed.log", pause) as second:
+        with process(coordinator, logs / "killed.log", pause) as second:
             _until(lambda: parent().info.status == "RUNNING", "the second coordinator reopening the parent")
             second.send_signal(signal.SIGKILL)
             second.wait(timeout=30)
@@ -231,7 +241,7 @@ def test_coordinator_terminated_then_killed_then_run_again(
         third = harness_here(*coordinator[3:], env=pause)
         print(f"the third coordinator ended {time.monotonic() - started:.1f} s after it started")
         worker.wait(timeout=120)
-    _logs(compose.logs)
+    _logs(logs)
     assert third.returncode == 0 and worker.returncode == 0, third.stderr
     assert "Traceback" not in third.stderr
     _check_the_end(storage, name, grid, compose.uri)
@@ -243,10 +253,11 @@ def test_database_and_tracking_server_restarts_are_ridden_out(
     """`pg_ctl restart -m fast` during one trial and an `mlflow server` stopped and started during another:
     no traceback, no second command, at most one warning line per outage."""
     name = "faults_restarts"
-    study, grid = _study(tmp_path, tiny_bert, name, 3)
+    study, grid = _study(tmp_path, tiny_bert, name, 2)
     coordinator = compose.command("coordinator", STUDY=study)
     storage = _storage(coordinator)
     pause = {"HARNESS_PAUSE_AT": "trial_started=2"}
+    logs = _log_folder(tmp_path)
     away: dict[str, float] = {}
 
     def restarts() -> None:
@@ -255,18 +266,18 @@ def test_database_and_tracking_server_restarts_are_ridden_out(
         _until(lambda: (t := _running_with_run(storage, name)) and t.number != first.number, "another trial")
         away["mlflow"] = compose.restart_mlflow()
 
-    with process(compose.command("worker-0", STUDY=study), compose.logs / "worker.log", pause) as worker:
+    with process(compose.command("worker-0", STUDY=study), logs / "worker.log", pause) as worker:
         with ThreadPoolExecutor(1) as background:
             done = background.submit(restarts)
             result = harness_here(*coordinator[3:], env=pause)
             done.result()
         worker.wait(timeout=240)
-    (compose.logs / "coordinator.log").write_text(result.stdout + result.stderr)
-    _logs(compose.logs)
+    (logs / "coordinator.log").write_text(result.stdout + result.stderr)
+    _logs(logs)
     print(f"away: PostgreSQL {away['postgres']:.1f} s, MLflow server {away['mlflow']:.1f} s")
     assert result.returncode == 0 and worker.returncode == 0, result.stderr
     for log in ("coordinator.log", "worker.log"):
-        text = (compose.logs / log).read_text()
+        text = (logs / log).read_text()
         assert "Traceback" not in text and "error:" not in text
         assert text.count("warning: Optuna storage") <= 1
     _check_the_end(storage, name, grid, compose.uri)
