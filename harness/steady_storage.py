@@ -5,8 +5,8 @@ a cold start shared by many processes.
 InterfaceError or disconnect anywhere in the exception's chain; Optuna wraps commit errors in
 StorageInternalError) is tried again after 0.5, 1, 2, 4, 8, 15, 15, ... s, until `HARNESS_DB_RETRY_SECONDS`
 (default 60 s) have passed since the call first failed. The first failure of an outage prints one line
-(`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`); a restart shorter than the window
-shows nothing else. After the window the call raises `DatabaseUnavailable`, one line naming the database
+(`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`; at most one a window); a restart
+shorter than the window shows nothing else. After the window the call raises `DatabaseUnavailable`, one line naming the database
 and what to do, and every later call of this process fails at once (the process is ending: the runner
 closes the MLflow runs it owns and exits 1). Pooled connections are checked before use (SQLAlchemy's
 `pool_pre_ping`), so connections broken by a restart are replaced, not failed on.
@@ -134,10 +134,7 @@ class Retry:
         first_failure, delay = None, 0.5
         while True:
             try:
-                result = call()
-                if first_failure is not None:  # the outage is over: the next one gets its line
-                    self._warned_at = -float("inf")
-                return result
+                return call()
             except Exception as exc:
                 if not retried(exc):
                     raise
@@ -152,7 +149,9 @@ class Retry:
                 delay = min(2 * delay, 15.0)
 
     def _warn(self, reason: str) -> None:
-        with self._lock:  # one line an outage, whichever thread (trial, heartbeat, lease) meets it first
+        # one line per retry window, whichever thread (trial, heartbeat, lease) meets the outage first: a
+        # restart's flapping (a call that gets through while the server shuts down) adds none
+        with self._lock:
             if time.monotonic() - self._warned_at < self.seconds:
                 return
             self._warned_at = time.monotonic()

@@ -52,6 +52,15 @@ def _study(tmp_path: Path, tiny_bert: Path, name: str, points: int) -> tuple[str
     return path, grid
 
 
+def _scenario(
+    compose: Compose, tmp_path: Path, tiny_bert: Path, name: str, points: int
+) -> tuple[str, list[float], list[str], str, Path]:
+    """The study file, its grid, the compose coordinator's command, its storage URL and a log folder."""
+    study, grid = _study(tmp_path, tiny_bert, name, points)
+    coordinator = compose.command("coordinator", STUDY=study)
+    return study, grid, coordinator, _storage(coordinator), _log_folder(tmp_path)
+
+
 def _storage(command: list[str]) -> str:
     return command[command.index("--storage") + 1]
 
@@ -205,11 +214,8 @@ def test_coordinator_terminated_then_killed_then_run_again(
     """SIGTERM: exit 143, the parent run KILLED saying so, the worker goes on; SIGKILL mid-study; the same
     command again finishes the study with nothing run twice."""
     name = "faults_coordinator"
-    study, grid = _study(tmp_path, tiny_bert, name, 4)
-    coordinator = compose.command("coordinator", STUDY=study)
-    storage = _storage(coordinator)
+    study, grid, coordinator, storage, logs = _scenario(compose, tmp_path, tiny_bert, name, 4)
     pause = {"HARNESS_PAUSE_AT": "trial_started=2"}
-    logs = _log_folder(tmp_path)
     tracker = Tracker(compose.uri)
 
     def parent() -> object:
@@ -253,11 +259,8 @@ def test_database_and_tracking_server_restarts_are_ridden_out(
     """`pg_ctl restart -m fast` during one trial and an `mlflow server` stopped and started during another:
     no traceback, no second command, at most one warning line per outage."""
     name = "faults_restarts"
-    study, grid = _study(tmp_path, tiny_bert, name, 2)
-    coordinator = compose.command("coordinator", STUDY=study)
-    storage = _storage(coordinator)
+    study, grid, coordinator, storage, logs = _scenario(compose, tmp_path, tiny_bert, name, 2)
     pause = {"HARNESS_PAUSE_AT": "trial_started=2"}
-    logs = _log_folder(tmp_path)
     away: dict[str, float] = {}
 
     def restarts() -> None:
