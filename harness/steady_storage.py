@@ -6,10 +6,10 @@ InterfaceError or disconnect anywhere in the exception's chain; Optuna wraps com
 StorageInternalError) is tried again after 0.5, 1, 2, 4, 8, 15, 15, ... s, until `HARNESS_DB_RETRY_SECONDS`
 (default 60 s) have passed since the call first failed. The first failure of an outage prints one line
 (`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`; at most one a window); a restart
-shorter than the window shows nothing else. After the window the call raises `DatabaseUnavailable`, one line naming the database
-and what to do, and every later call of this process fails at once (the process is ending: the runner
-closes the MLflow runs it owns and exits 1). Pooled connections are checked before use (SQLAlchemy's
-`pool_pre_ping`), so connections broken by a restart are replaced, not failed on.
+shorter than the window shows nothing else. After the window the call raises `DatabaseUnavailable`, one
+line naming the database and what to do, and every later call of this process fails at once (the
+process is ending: the runner closes the MLflow runs it owns and exits 1). Pooled connections are checked
+before use (SQLAlchemy's `pool_pre_ping`), so connections broken by a restart are replaced.
 
 A write whose connection breaks after the server committed it but before it answered is applied again by
 the retry (a trial created twice, an attribute written twice); the window for that is the one round trip,
