@@ -11,9 +11,9 @@ line naming the database and what to do, and every later call of this process fa
 process is ending: the runner closes the MLflow runs it owns and exits 1). Pooled connections are checked
 before use (SQLAlchemy's `pool_pre_ping`), so connections broken by a restart are replaced.
 
-A write whose connection breaks after the server committed it but before it answered is applied again by
-the retry (a trial created twice, an attribute written twice); the window for that is the one round trip,
-and the runner's grid bookkeeping (harness.study) drops a doubled grid point.
+Not covered: a write whose connection breaks after the server committed it but before it answered is
+applied again by the retry (an attribute written twice is harmless; a trial created twice is an extra
+trial). The window for that is one round trip at the instant of the outage; nothing here detects it.
 
 **Cold start.** Processes started together on an empty database (`docker compose up`, a Slurm array)
 race to create Optuna's tables; PostgreSQL's catalogue answers the losers with duplicate-key or
