@@ -175,3 +175,37 @@ def test_two_worker_processes_share_one_study(tmp_path: Path, tiny_bert: Path) -
     assert [r.info.status for r in runs] == ["FINISHED"] * len(runs) and len(runs) == len(opt.trials)
     assert len({r.data.tags["mlflow.parentRunId"] for r in runs}) == 1
     assert len({r.data.tags["worker"] for r in runs}) == 2  # both processes took trials
+
+
+def test_sigterm_reaches_the_local_workers(tmp_path: Path, tiny_bert: Path, harness_home: Path) -> None:
+    """Issue 26 item 1: `run-study --workers 2` SIGTERMed while both workers are in a trial passes the
+    signal on: exit 143 at once, both trial runs KILLED "terminated by SIGTERM", the parent run KILLED."""
+    yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="term_workers",
+                           max_steps=6, final_tasks=["quick"])  # fmt: skip
+    env = {**os.environ, "HARNESS_HOME": str(harness_home), "HARNESS_PAUSE_AT": "trial_started=60"}
+    cmd = [sys.executable, "-m", "harness", "run-study", yaml_path, "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    storage = open_storage(str(harness_home / "optuna.journal"))
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stdout.read().decode()
+        try:
+            trials = optuna.load_study(study_name="term_workers.tiny", storage=storage).trials
+        except KeyError:
+            trials = []
+        if sum(t.state.name == "RUNNING" and MLFLOW_RUN in t.user_attrs for t in trials) == 2:
+            break
+        time.sleep(0.3)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out = proc.communicate(timeout=120)[0].decode()
+    print(f"{time.monotonic() - started:.1f} s from SIGTERM to exit\n{out}")
+    assert proc.returncode == 143 and "Traceback" not in out
+    runs = child_runs("term_workers")
+    assert sorted(r.info.status for r in runs) == ["KILLED", "KILLED"]
+    assert all(r.data.tags["error"].startswith("terminated by SIGTERM") for r in runs)
+    tracker = Tracker()
+    (parent,) = tracker.client.search_runs(
+        [tracker.experiment_id("term_workers")], "tags.`harness.role` = 'study'"
+    )
+    assert parent.info.status == "KILLED" and parent.data.tags["outcome"].startswith("terminated by SIGTERM")
