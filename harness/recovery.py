@@ -18,6 +18,7 @@ trial whose worker dies (otherwise the last grid point of a killed worker would 
 from __future__ import annotations
 
 import copy
+import sys
 import time
 import warnings
 from datetime import datetime
@@ -46,6 +47,7 @@ DEFAULT_HEARTBEAT = 60
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
+STRAY = "its worker stopped before it could end this run (tracking server away, killed); its trial has ended"
 TAKEN_OVER = "its trial was taken for lost after a heartbeat gap and run again elsewhere"
 
 
@@ -90,7 +92,11 @@ class StaleTrialHandler:
                 self.tracker.client.set_tag(run_id, "error", reason)
                 self.tracker.finish(run_id, "KILLED")
         except Exception as exc:  # the tracking server is away: the trial is queued again all the same
-            warnings.warn(f"could not end the MLflow run of lost trial {trial.number}: {exc}", stacklevel=2)
+            from tqdm.auto import tqdm
+
+            tqdm.write(f"warning: could not end the MLflow run of lost trial {trial.number} "
+                       f"({str(exc).splitlines()[0][:200]}); the coordinator ends it when the study ends",
+                       file=sys.stderr)  # fmt: skip
 
     def _runs_of(self, study: optuna.Study, trial: FrozenTrial) -> list[str]:
         """The lost trial's MLflow runs still RUNNING: the one whose id it recorded, else the one found by
@@ -147,6 +153,25 @@ def requeue_interrupted(opt: optuna.Study, tracker: Tracker, worker: str, how: s
     for trial in stopped:
         StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(trial), how)
     return len(stopped)
+
+
+def close_stray_runs(opt: optuna.Study, tracker: Tracker) -> int:
+    """Trial runs of the study still RUNNING although their Optuna trial is not (its worker stopped before
+    it could end the run: the tracking server was away, or the process was killed as the trial ended) end
+    KILLED. The coordinator sweeps when it starts and before it closes the parent. Returns how many."""
+    attrs = opt.user_attrs
+    if PARENT_RUN not in attrs or EXPERIMENT not in attrs:
+        return 0
+    running = {t.number for t in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,))}
+    stray = [
+        run
+        for run in tracker.running_children(attrs[EXPERIMENT], attrs[PARENT_RUN])
+        if not run.data.tags.get("trial", "").isdigit() or int(run.data.tags["trial"]) not in running
+    ]
+    for run in stray:
+        tracker.client.set_tag(run.info.run_id, "error", STRAY)
+        tracker.finish(run.info.run_id, "KILLED")
+    return len(stray)
 
 
 def others_running(opt: optuna.Study) -> bool:

@@ -39,6 +39,7 @@ from harness.recovery import (
     TAKEN_OVER,
     WORKER,
     TrialTakenOver,
+    close_stray_runs,
     others_running,
     requeue_interrupted,
     wait_for_others,
@@ -156,6 +157,7 @@ def _coordinate(
         tracker.kill_orphans(experiment, parent)
     opt.set_user_attr(PARENT_RUN, parent)
     opt.set_user_attr(EXPERIMENT, experiment)
+    close_stray_runs(opt, tracker)
     opt.set_user_attr(HEARTBEAT, settings.heartbeat)
     tracker.client.log_text(parent, study.source, "study.yaml")
     if requeued and progress:
@@ -192,6 +194,7 @@ def _coordinate(
 def _conclude(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, parent: str, status: str) -> None:
     """The parent run's counts and its end: FINISHED, partial (the `outcome` tag says what is missing),
     FAILED when nothing completed, or the status of an interruption."""
+    close_stray_runs(opt, tracker)
     _summarise(opt, tracker, parent)
     failed, _ = failed_trials(opt)
     missing = unfinished(opt, study)

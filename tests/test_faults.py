@@ -23,7 +23,7 @@ import optuna
 import pytest
 import yaml
 
-from harness.recovery import LOST, MLFLOW_RUN, TAKEN_OVER, WORKER
+from harness.recovery import LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
 from harness.study import is_surplus, open_storage
 from harness.tracking import Tracker
 from tests.helpers import harness_here, tiny_study
@@ -325,6 +325,49 @@ def test_a_database_outage_past_the_retry_window(postgres: Postgres, tmp_path: P
     again = harness_here(*args, env={"HARNESS_DB_RETRY_SECONDS": "3"})
     assert again.returncode == 0, again.stderr
     _check_the_end(storage, name, grid, tracker.uri)
+
+
+def test_a_tracking_server_outage_past_mlflows_retries(
+    compose: Compose, tmp_path: Path, tiny_bert: Path
+) -> None:
+    """The MLflow server stopped mid-trial for longer than MLflow's client retries (none here:
+    MLFLOW_HTTP_REQUEST_MAX_RETRIES=0; ~4 min by default): the worker ends with one line, exit 1; its trial
+    is queued again by heartbeat, its run closed once the server is back, and the same worker command,
+    run again, finishes the study."""
+    name = "faults_tracking"
+    study, grid, coordinator, storage, logs = _scenario(compose, tmp_path, tiny_bert, name, 2)
+    worker = compose.command("worker-0", STUDY=study)
+    no_retries = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
+    outage: dict[str, object] = {}
+
+    def stop_then_start_again(first: subprocess.Popen) -> subprocess.Popen:
+        _until(lambda: _running_with_run(storage, name), "a trial")
+        compose.stop_mlflow()
+        outage["code"] = first.wait(timeout=120)
+        compose.start_mlflow()
+        return subprocess.Popen(worker, stdout=open(logs / "second.log", "wb"), stderr=subprocess.STDOUT)
+
+    with process(worker, logs / "first.log", {**no_retries, "HARNESS_PAUSE_AT": "trial_started=3"}) as first:
+        with ThreadPoolExecutor(1) as background:
+            again = background.submit(stop_then_start_again, first)
+            result = harness_here(*coordinator[3:], env=no_retries)
+            second = again.result()
+        second.wait(timeout=240)
+    (logs / "coordinator.log").write_text(result.stdout + result.stderr)
+    _logs(logs)
+    assert outage["code"] == 1 and result.returncode == 0 and second.returncode == 0, result.stderr
+    said = (logs / "first.log").read_text()
+    (line,) = [line for line in said.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: MLflow tracking server unreachable (API request to http://127.0.0.1:")
+    assert line.endswith("re-run the same command once it is back") and "Traceback" not in said
+    trials, runs = _check_the_end(storage, name, grid, compose.uri)
+    (lost,) = [t for t in trials if t.state.name == "FAIL" and not is_surplus(t)]
+    lost_run = Tracker(compose.uri).client.get_run(lost.user_attrs[MLFLOW_RUN])
+    assert (
+        lost_run.info.status == "KILLED"
+        and "lost" in lost_run.data.tags["error"]
+        or (STRAY in lost_run.data.tags["error"])
+    )
 
 
 def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgres) -> None:
