@@ -34,3 +34,20 @@ def test_a_pause_point_sleeps_only_where_named(monkeypatch: pytest.MonkeyPatch) 
     assert time.monotonic() - started < 0.1
     pause_at("trial_run_created")
     assert time.monotonic() - started >= 0.3
+
+
+def test_a_second_signal_during_the_clean_up_ends_the_process_at_once() -> None:
+    """Issue 26 item 1: the first SIGTERM starts the clean stop; a second one does not wait for it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nfrom harness.signals import Terminated, sigterm_as_interrupt\n"
+            "with sigterm_as_interrupt():\n    try:\n        print('ready', flush=True); time.sleep(60)\n"
+            "    except Terminated:\n        print('cleaning up', flush=True); time.sleep(60)\n")  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline() == "cleaning up\n"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == -signal.SIGTERM and time.monotonic() - started < 5
