@@ -24,6 +24,7 @@ from datetime import datetime
 import optuna
 
 from harness.errors import HarnessError, ServiceUnavailable
+from harness.optuna_access import storage_of, study_id
 from harness.processes import alive
 
 LEASE = "coordinator"
@@ -42,8 +43,8 @@ class CoordinatorLease:
         self._thread: threading.Thread | None = None
 
     def _read(self) -> dict:
-        storage = self.opt._storage
-        return dict(storage.get_study_user_attrs(self.opt._study_id).get(LEASE) or {})
+        attrs = storage_of(self.opt).get_study_user_attrs(study_id(self.opt))
+        return dict(attrs.get(LEASE) or {})
 
     def _write(self, expires: float) -> None:
         value = {
@@ -53,7 +54,7 @@ class CoordinatorLease:
             "expires": expires,
             "command": self.command,
         }
-        self.opt._storage.set_study_user_attr(self.opt._study_id, LEASE, value)
+        storage_of(self.opt).set_study_user_attr(study_id(self.opt), LEASE, value)
 
     def _held_by_other(self, lease: dict) -> bool:
         if not lease or lease.get("token") == self.token or lease.get("expires", 0) < time.time():

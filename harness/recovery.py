@@ -29,6 +29,8 @@ from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
+from harness.optuna_access import backend_of, storage_of, trial_id
+
 if TYPE_CHECKING:  # the runner passes one; this module needs no MLflow of its own
     from harness.tracking import Tracker
 
@@ -69,7 +71,7 @@ class StaleTrialHandler:
         self.retry = RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        silent = grace_period(heartbeat_of(study._storage))
+        silent = grace_period(heartbeat_of(storage_of(study)))
         self.requeue(study, trial, f"no heartbeat for {silent} s")
 
     def requeue(self, study: optuna.Study, trial: FrozenTrial, how: str) -> None:
@@ -117,13 +119,13 @@ def requeued_numbers(trials: list[FrozenTrial]) -> set[int]:
 
 
 def heartbeat_of(storage: object) -> int:
-    backend = getattr(storage, "_backend", storage)  # optuna wraps RDBStorage in a cache
+    backend = backend_of(storage)
     return int(getattr(backend, "heartbeat_interval", None) or DEFAULT_HEARTBEAT)
 
 
 def watch(storage: object, tracker: Tracker) -> bool:
     """Attach the handler to a heartbeat storage; False for storages without heartbeats (journal)."""
-    backend = getattr(storage, "_backend", storage)
+    backend = backend_of(storage)
     if not isinstance(backend, BaseHeartbeat) or not is_heartbeat_enabled(backend):
         return False
     backend.heartbeat_stale_trial_callback = StaleTrialHandler(tracker)  # type: ignore[attr-defined]
@@ -183,19 +185,19 @@ def wait_for_others(opt: optuna.Study, tracker: Tracker) -> None:
     including a trial whose worker died before its first heartbeat (Optuna's check skips those: it has
     no heartbeat and no `worker` attr long after it started)."""
     optuna.storages.fail_stale_trials(opt)
-    silent = grace_period(heartbeat_of(opt._storage))
+    silent = grace_period(heartbeat_of(storage_of(opt)))
     now = datetime.now()
     for trial in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         started = trial.datetime_start
         if WORKER not in trial.user_attrs and started and (now - started).total_seconds() > 2 * silent:
             _requeue_running(opt, tracker, trial, f"no heartbeat since it started {2 * silent} s ago")
-    time.sleep(min(5.0, max(0.5, heartbeat_of(opt._storage) / 2)))
+    time.sleep(min(5.0, max(0.5, heartbeat_of(storage_of(opt)) / 2)))
 
 
 def _requeue_running(opt: optuna.Study, tracker: Tracker, trial: FrozenTrial, how: str) -> bool:
     try:
-        opt._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        storage_of(opt).set_trial_state_values(trial_id(trial), TrialState.FAIL)
     except optuna.exceptions.UpdateFinishedTrialError:  # another worker was quicker
         return False
-    StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(opt._storage.get_trial(trial._trial_id)), how)
+    StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(storage_of(opt).get_trial(trial_id(trial))), how)
     return True

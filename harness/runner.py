@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
 from harness.lease import CoordinatorLease
+from harness.optuna_access import state_now, storage_of, trial_id
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.preflight import Checked, check_before_start
 from harness.recovery import (
@@ -219,7 +220,7 @@ def worker_loop(
     """Take trials from the study until none is left; then, on a heartbeat storage, stay while other
     workers' trials run, to re-run those whose worker dies (harness.recovery)."""
     freeze_what_is_loaded()
-    heartbeats = watch(opt._storage, tracker)
+    heartbeats = watch(storage_of(opt), tracker)
     worker = f"{socket.gethostname()}:{os.getpid()}"
     ctx = TrialContext(
         tracker,
@@ -235,9 +236,12 @@ def worker_loop(
         study_tags=study.profile_tags(),
     )
 
+    running: list[optuna.Trial] = []  # the trial this worker runs now
+
     def objective(trial: optuna.Trial) -> float:
         trial.set_user_attr(WORKER, worker)
-        if opt._storage.get_trial_system_attrs(trial._trial_id).get(SURPLUS):  # its grid point was taken
+        running[:] = [trial]
+        if storage_of(opt).get_trial_system_attrs(trial_id(trial)).get(SURPLUS):  # its point was taken
             raise GridPointTaken(f"trial {trial.number}: grid point already taken; not run")
         values = suggest(trial, study)
         run = study.resolve(values)
@@ -258,7 +262,7 @@ def worker_loop(
                 report,
                 label,
                 on_start=lambda run_id: record_run(trial, run_id),
-                still_ours=lambda: opt._storage.get_trial(trial._trial_id).state == TrialState.RUNNING,
+                still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING,
             )
             tqdm.write(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} "
                        f"in {time.monotonic() - started:.0f} s")  # fmt: skip
@@ -285,10 +289,11 @@ def worker_loop(
     bar = study_bar(study, opt, progress, position)
     while True:
         if remaining(opt, study) > 0:
+            running.clear()
             try:
                 opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
-            except ValueError as exc:  # this worker was silent too long: its trial was re-queued
-                if "Cannot tell a FAIL trial" not in str(exc):  # (the trial said so: run_trial)
+            except ValueError:  # Optuna refused to tell a trial another process failed: taken for lost
+                if not running or state_now(opt, running[0]) != TrialState.FAIL:  # (run_trial said so)
                     raise
             except KeyboardInterrupt as exc:  # on a database storage the trial is queued again at once
                 if heartbeats:

@@ -17,6 +17,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password
+from harness.optuna_access import storage_of, study_id, trial_id
 from harness.places import check_journal, default_storage
 from harness.processes import worker_alive
 from harness.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
@@ -84,18 +85,18 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
         reads the others': the later trial of a pair yields and is marked SURPLUS (ended at once, not
         counted), so every grid point runs once."""
         super().before_trial(study, trial)
-        storage = study._storage
-        mine = storage.get_trial(trial._trial_id).system_attrs
+        storage = storage_of(study)
+        mine = storage.get_trial(trial_id(trial)).system_attrs
         point = mine.get("grid_id")
         if point is None or "failed_trial" in mine or "fixed_params" in mine:
             return  # enqueued with its parameters, or a lost trial's re-run: its point is its own
-        for other in storage.get_all_trials(study._study_id, deepcopy=False):
+        for other in storage.get_all_trials(study_id(study), deepcopy=False):
             if other.number == trial.number or other.system_attrs.get("grid_id") != point:
                 continue
             if other.system_attrs.get(SURPLUS) or other.state == TrialState.FAIL:
                 continue  # yielded itself, or failed (an error is kept, a lost trial is re-run)
             if other.state != TrialState.RUNNING or other.number < trial.number:
-                storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
+                storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
                 return
 
 
