@@ -5,7 +5,7 @@ a cold start shared by many processes.
 InterfaceError or disconnect anywhere in the exception's chain; Optuna wraps commit errors in
 StorageInternalError) is tried again after 0.5, 1, 2, 4, 8, 15, 15, ... s, until `HARNESS_DB_RETRY_SECONDS`
 (default 60 s) have passed since the call first failed. The first failure of an outage prints one line
-(`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`; at most one a window); a restart
+(`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`; one an outage); a restart
 shorter than the window shows nothing else. After the window the call raises `DatabaseUnavailable`, one
 line naming the database and what to do, and every later call of this process fails at once (the
 process is ending: the runner closes the MLflow runs it owns and exits 1). Pooled connections are checked
@@ -109,7 +109,7 @@ class Retry:
         self.database = database
         self.seconds = seconds or float(os.environ.get("HARNESS_DB_RETRY_SECONDS") or RETRY_SECONDS)
         self.down = ""  # why, once the window has passed
-        self._warned_at = -float("inf")
+        self._failed_at = -float("inf")  # the last failure, of any thread
         self._lock = threading.Lock()
         self._inside = threading.local()  # nested calls (get_best_trial -> get_trial) retry once, outside
 
@@ -149,12 +149,13 @@ class Retry:
                 delay = min(2 * delay, 15.0)
 
     def _warn(self, reason: str) -> None:
-        # one line per retry window, whichever thread (trial, heartbeat, lease) meets the outage first: a
-        # restart's flapping (a call that gets through while the server shuts down) adds none
+        # one line an outage, whichever thread (trial, heartbeat, lease) meets it first; an outage is a
+        # run of failures less than a window apart (a restart's flapping, several threads: one line)
         with self._lock:
-            if time.monotonic() - self._warned_at < self.seconds:
-                return
-            self._warned_at = time.monotonic()
+            now = time.monotonic()
+            new_outage, self._failed_at = now - self._failed_at > self.seconds, now
+        if not new_outage:
+            return
         from tqdm.auto import tqdm
 
         tqdm.write(f"warning: Optuna storage {self.database} unreachable ({reason}); retrying for up to "
