@@ -111,6 +111,17 @@ def labelled_runs(frame: pd.DataFrame, template: str, wanted: list[str], where: 
     return {label: ids[label] for label in wanted}
 
 
+def require_columns(frame: pd.DataFrame, columns: list[str], part: str) -> None:
+    """One line when the runs lack a metric or parameter a report part names (`part`: "table x",
+    "figure y"): every table and figure checks through here."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise HarnessError(
+            f"{part}: the runs have no {', '.join(missing)} (their profile does not evaluate it, or a name "
+            "in reports/<study>.yaml is wrong)"
+        )
+
+
 def filter_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.DataFrame:
     """The runs whose params match `where` (param -> value, or a list of accepted values); numbers match
     numerically (MLflow gives 1 back for a logged 1.0). No run left is an error naming the filter."""

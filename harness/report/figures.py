@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from harness.errors import HarnessError  # noqa: E402
-from harness.report.collect import filter_runs, row_labels  # noqa: E402
+from harness.report.collect import filter_runs, require_columns, row_labels  # noqa: E402
 from harness.report.spec import Bar, Curve, Heatmap, Line  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
 
@@ -113,11 +113,7 @@ def curve(points: pd.DataFrame, spec: Curve | Line, path: Path) -> None:
 def line_frame(frame: pd.DataFrame, spec: Line) -> pd.DataFrame:
     """Long frame (label, x, value) of a final metric against the param `spec.x`."""
     frame = filter_runs(frame, spec.where, f"figure {spec.name}")
-    missing = [c for c in (spec.x, spec.metric) if c not in frame.columns]
-    if missing:
-        raise HarnessError(
-            f"figure {spec.name}: the runs have no {', '.join(missing)}; fix reports/<study>.yaml"
-        )
+    require_columns(frame, [spec.x, spec.metric], f"figure {spec.name}")
     labels = row_labels(frame, spec.label, f"figure {spec.name}") if spec.label else [""] * len(frame)
     return pd.DataFrame({"label": labels, "x": frame[spec.x], "value": frame[spec.metric]}).dropna()
 
@@ -126,11 +122,7 @@ def bar_frame(frame: pd.DataFrame, spec: Bar) -> tuple[pd.DataFrame, pd.DataFram
     """(mean, std): one row per bar (a label, or "after - before" over the `change` pairs), one column
     per group (metric)."""
     frame = filter_runs(frame, spec.where, f"figure {spec.name}")
-    missing = [m for m in spec.columns.values() if m not in frame.columns]
-    if missing:
-        raise HarnessError(
-            f"figure {spec.name}: the runs have no {', '.join(missing)}; fix reports/<study>.yaml"
-        )
+    require_columns(frame, list(spec.columns.values()), f"figure {spec.name}")
     values = pd.DataFrame(
         {group: frame[metric].to_numpy() for group, metric in spec.columns.items()},
         index=row_labels(frame, spec.label, f"figure {spec.name}"),

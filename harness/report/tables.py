@@ -8,7 +8,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from harness.errors import HarnessError
-from harness.report.collect import filter_runs, row_labels
+from harness.report.collect import filter_runs, require_columns, row_labels
 from harness.report.setting import Setting
 from harness.report.spec import Derived, GridTable, RunsTable
 
@@ -16,18 +16,9 @@ BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
 GREEK = {"lambda": r"$\lambda$", "tau": r"$\tau$"}  # params printed as the papers print them
 
 
-def _require(frame: pd.DataFrame, columns: list[str], table: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise HarnessError(
-            f"table {table}: the runs have no {', '.join(missing)} (their profile does not evaluate it, or a "
-            "name in reports/<study>.yaml is wrong)"
-        )
-
-
 def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table: str) -> pd.DataFrame:
     """metric pivoted to rows x columns (mean when a cell has several runs)."""
-    _require(frame, [rows, columns, metric], table)
+    require_columns(frame, [rows, columns, metric], f"table {table}")
     grid = frame.pivot_table(index=rows, columns=columns, values=metric, aggfunc="mean")
     return grid.sort_index().sort_index(axis=1)
 
@@ -58,7 +49,7 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable, setting: Setting | None = N
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
     """One row per run labelled by `spec.label`, one column per metric (labels repeat across seeds)."""
     if not set(spec.columns.values()) & set(frame.columns):  # some missing: runs of a subset of tasks, "--"
-        _require(frame, list(spec.columns.values()), spec.name)
+        require_columns(frame, list(spec.columns.values()), f"table {spec.name}")
     labels = [spec.rename.get(label, label) for label in row_labels(frame, spec.label, f"table {spec.name}")]
     table = pd.DataFrame(
         {
