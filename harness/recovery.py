@@ -18,7 +18,6 @@ trial whose worker dies (otherwise the last grid point of a killed worker would 
 from __future__ import annotations
 
 import copy
-import sys
 import time
 import warnings
 from datetime import datetime
@@ -29,6 +28,7 @@ from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
+from harness.notices import notice
 from harness.optuna_access import backend_of, storage_of, trial_id
 
 if TYPE_CHECKING:  # the runner passes one; this module needs no MLflow of its own
@@ -94,11 +94,9 @@ class StaleTrialHandler:
                 self.tracker.client.set_tag(run_id, "error", reason)
                 self.tracker.finish(run_id, "KILLED")
         except Exception as exc:  # the tracking server is away: the trial is queued again all the same
-            from tqdm.auto import tqdm
-
-            tqdm.write(f"warning: could not end the MLflow run of lost trial {trial.number} "
-                       f"({str(exc).splitlines()[0][:200]}); the coordinator ends it when the study ends",
-                       file=sys.stderr)  # fmt: skip
+            reason = str(exc).splitlines()[0][:200]
+            notice(f"warning: could not end the MLflow run of lost trial {trial.number} ({reason}); the "
+                   "coordinator ends it when the study ends")  # fmt: skip
 
     def _runs_of(self, study: optuna.Study, trial: FrozenTrial) -> list[str]:
         """The lost trial's MLflow runs still RUNNING: the one whose id it recorded, else the one found by

@@ -29,7 +29,6 @@ import contextlib
 import functools
 import os
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +37,7 @@ from typing import Any, TypeVar
 from optuna.storages import RDBStorage
 
 from harness.errors import ServiceUnavailable, mask_password
+from harness.notices import notice
 
 RETRY_SECONDS = 60.0  # HARNESS_DB_RETRY_SECONDS overrides it
 SCHEMA_LOCK = 0x6861726E  # "harn": the advisory lock key schema creation is serialised on
@@ -156,10 +156,8 @@ class Retry:
             new_outage, self._failed_at = now - self._failed_at > self.seconds, now
         if not new_outage:
             return
-        from tqdm.auto import tqdm
-
-        tqdm.write(f"warning: Optuna storage {self.database} unreachable ({reason}); retrying for up to "
-                   f"{self.seconds:.0f} s", file=sys.stderr)  # fmt: skip
+        notice(f"warning: Optuna storage {self.database} unreachable ({reason}); retrying for up to "
+               f"{self.seconds:.0f} s")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -204,9 +202,7 @@ class SteadyRDBStorage(RDBStorage):
         except DatabaseUnavailable:
             pass  # the trial's own next storage call says so; the thread stays alive
         except Exception as exc:  # the next beat tries again
-            from tqdm.auto import tqdm
-
-            tqdm.write(f"warning: heartbeat of trial id {trial_id} not recorded: {exc}", file=sys.stderr)
+            notice(f"warning: heartbeat of trial id {trial_id} not recorded: {exc}")
 
 
 def _steady(method: Callable[..., T]) -> Callable[..., T]:

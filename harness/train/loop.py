@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from transformers import get_constant_schedule_with_warmup, get_linear_schedule_
 
 from harness.device import autocast
 from harness.errors import HarnessError
+from harness.notices import notice_once
 from harness.train.pcgrad import pcgrad_backward
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int, int]:
     total = per_epoch * stage.epochs
     if stage.max_steps:
         if stage.max_steps > total:
-            _say_once(f"note: stage {stage.name}: max_steps {stage.max_steps} is more than its "
+            notice_once(f"note: stage {stage.name}: max_steps {stage.max_steps} is more than its "
                       f"{stage.epochs} epoch(s) of {per_epoch} steps; the epoch budget ends it at step "
                       f"{total} (raise epochs to reach max_steps)")  # fmt: skip
         total = min(total, stage.max_steps)
@@ -113,18 +113,6 @@ def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int, int]:
             yield from stage.make_batches(random.Random(seed + epoch))
 
     return stream(), total, per_epoch
-
-
-_SAID: set[str] = set()
-
-
-def _say_once(line: str) -> None:
-    """A notice printed once per process (a study's trials share their stages' sizes)."""
-    if line not in _SAID:
-        _SAID.add(line)
-        from tqdm.auto import tqdm
-
-        tqdm.write(line, file=sys.stderr)
 
 
 def evaluates_now(stage_step: int, total: int, per_epoch: int, eval_every: int | str) -> bool:
