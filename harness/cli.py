@@ -431,11 +431,13 @@ def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri
 @click.option("--port", default=5000, show_default=True, type=int)
 def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
     """Start the MLflow UI on the harness's tracking store."""
+    from harness.places import check_port_free
     from harness.tracking import TRAINING_VIEW, default_artifact_root, resolve_tracking_uri
 
     uri = resolve_tracking_uri(tracking_uri)
     if not (uri.startswith("sqlite:") or uri.startswith("postgresql") or uri.startswith("mysql")):
         raise HarnessError(f"{uri} is already a server; open it in a browser instead")
+    check_port_free(host, port, "the MLflow UI")
     click.echo(f"MLflow UI for {uri}: http://{host}:{port}/#/experiments?{TRAINING_VIEW}  (Ctrl-C to stop)")
     cmd = [
         sys.executable,
@@ -468,8 +470,11 @@ def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
         raise HarnessError(
             "optuna-dashboard is not installed; run `make setup` (or pip install optuna-dashboard)"
         ) from None
+    from harness.places import check_port_free
+
     spec = storage or default_storage()
     opened = open_storage(spec, create=False)
+    check_port_free(host, port, "optuna-dashboard")
     click.echo(f"optuna-dashboard for {mask_password(spec)}: http://{host}:{port}  (Ctrl-C to stop)")
     run_server(opened, host=host, port=port)
 

@@ -99,3 +99,18 @@ def check_journal(spec: str, create: bool = True) -> Path:
     if path.is_dir():
         raise HarnessError(f"Optuna storage {path} is a directory; give --storage a file path")
     return path
+
+
+def check_port_free(host: str, port: int, server: str) -> None:
+    """One line, before a server is started, when `host:port` is taken (an earlier server still running):
+    the server would otherwise only log "Address already in use" while the old one keeps answering."""
+    import socket
+
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise HarnessError(
+                f"cannot start {server} on {host}:{port}: {exc.strerror} (an earlier server still running?); "
+                "stop it or give another --port"
+            ) from None

@@ -211,3 +211,24 @@ def test_report_of_a_study_never_run_writes_nothing(harness_home: Path, tmp_path
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert "lambda_tau_sweep" in line and "run" in line, line
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("command", ["ui", "dashboard"])
+def test_a_server_on_a_taken_port_is_refused_in_one_line(command: str, tmp_path: Path) -> None:
+    """An earlier `harness ui` still on the port would keep answering (over another store): say so."""
+    import socket
+
+    import optuna
+
+    from harness.study import open_storage
+
+    optuna.create_study(study_name="s", storage=open_storage(str(tmp_path / "j.journal")))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        extra = ["--storage", str(tmp_path / "j.journal")] if command == "dashboard" else []
+        result = harness_here(command, "--port", port, *extra)
+    assert result.returncode == 2, result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line.startswith("error: cannot start ") and f"on 127.0.0.1:{port}: Address already in use" in line
