@@ -30,14 +30,15 @@ $(DEMO): pyproject.toml $(BASE)
 	$(UV) -e ".[demo]"
 	touch $(DEMO)
 
-# The tests' .pyc files made once at install, torch's and its dependencies' (installed above) included:
-# where PYTHONDONTWRITEBYTECODE is set (CI images often set it) every test process would otherwise compile
-# the torch, sympy, transformers and MLflow modules it imports, ~4 s of CPU a process on a 2-core CPU.
-# The demo, two processes, compiles only what it imports. (compileall exits 1 on a few files of torch's own
-# test helpers written in newer Python syntax; everything else is compiled, so that status is ignored.)
+# Bytecode: Python writes each module's .pyc the first time a process imports it, and every later process
+# reuses it. Images often set PYTHONDONTWRITEBYTECODE (this one does); then every process would compile
+# torch, transformers and MLflow again (~6 s of CPU each on a 2-core CPU), so make clears it for its own
+# commands. Compiling everything at install (uv --compile-bytecode, compileall) took ~45 s of set-up for
+# modules no test imports; the first import of what is used costs ~17 s once.
+export PYTHONDONTWRITEBYTECODE :=
+
 $(DEV): pyproject.toml $(BASE)
-	$(UV) --compile-bytecode -e ".[dev,demo,scale]"
-	-$(BIN)/python -m compileall -q -j 0 $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))') >/dev/null 2>&1
+	$(UV) -e ".[dev,demo,scale]"
 	touch $(DEV) $(DEMO)
 
 demo: $(DEMO)

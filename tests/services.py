@@ -17,6 +17,8 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.launcher import harness_command, launch
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -161,15 +163,20 @@ def wait_for_http(url: str, timeout: float = 120.0, proc: subprocess.Popen | Non
 
 @contextlib.contextmanager
 def process(command: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
-    """A background process, its output in `log`; terminated (then killed) on exit."""
+    """A background process in a session of its own, its output in `log`; terminated (then killed) on
+    exit. A `python -m harness` command is launched from the preloaded fork server (tests/launcher.py)."""
     with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,
-        )
+        args = harness_command(command)
+        if args is not None:
+            proc = launch(args, log, env)
+        else:
+            proc = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+            )
         try:
             yield proc
         finally:  # the whole process group: mlflow server's own workers too
@@ -211,7 +218,8 @@ class Compose:
 
     def start_mlflow(self) -> None:
         self._mlflow = contextlib.ExitStack()
-        server = self._mlflow.enter_context(process(self.command("mlflow"), self.logs / "mlflow.log"))
+        env = {k: str(v) for k, v in self.services["mlflow"]["environment"].items() if k.startswith("MLFLOW")}
+        server = self._mlflow.enter_context(process(self.command("mlflow"), self.logs / "mlflow.log", env))
         wait_for_http(f"{self.uri}/health", proc=server)
 
     def stop_mlflow(self) -> None:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from harness.study import open_storage
 from harness.study_spec import load_study
 from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
+from tests.launcher import Launched, launch
 
 STS_METRICS = [
     "STS12.spearman",
@@ -95,23 +93,17 @@ def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: 
     assert runs[1e30].info.status == "FAILED" and "TrainingDiverged" in runs[1e30].data.tags["error"]
 
 
-def _start(yaml_path: str, home: Path) -> subprocess.Popen[bytes]:
+def _start(yaml_path: str, home: Path) -> Launched:
     # each trial waits 3 s once its MLflow run is recorded (harness.faults): the signal lands in a trial
-    env = {**os.environ, "HARNESS_HOME": str(home), "HARNESS_PAUSE_AT": "trial_started=3"}
-    cmd = [sys.executable, "-m", "harness", "run-study", yaml_path, "--no-progress"]
-    # A shell script's background jobs inherit SIGINT ignored, and Python then keeps it ignored: restore
-    # the default so the child sees Ctrl-C as from a terminal, however the test run was started.
-    restore = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
-    return subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=restore
-    )
+    env = {"HARNESS_HOME": str(home), "HARNESS_PAUSE_AT": "trial_started=3"}
+    return launch(["run-study", yaml_path, "--no-progress"], home.parent / "run-study.log", env)
 
 
-def _wait_for_second_trial(study_name: str, home: Path, proc: subprocess.Popen[bytes]) -> None:
+def _wait_for_second_trial(study_name: str, home: Path, proc: Launched) -> None:
     storage = open_storage(str(home / "optuna.journal"))
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read().decode()
+        assert proc.poll() is None, proc.output()
         try:
             trials = optuna.load_study(study_name=study_name, storage=storage).trials
         except KeyError:
@@ -136,7 +128,8 @@ def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home
     proc = _start(yaml_path, harness_home)
     _wait_for_second_trial("resume.tiny", harness_home, proc)
     proc.send_signal(sig)
-    out = proc.communicate(timeout=120)[0].decode()
+    proc.wait(timeout=120)
+    out = proc.output()
     if sig != signal.SIGKILL:  # Ctrl-C and SIGTERM (harness.signals): a clean stop, nothing RUNNING
         reason = "interrupted (Ctrl-C)" if sig == signal.SIGINT else "terminated by SIGTERM"
         assert proc.returncode == 128 + sig, out
@@ -182,13 +175,13 @@ def test_sigterm_reaches_the_local_workers(tmp_path: Path, tiny_bert: Path, harn
     signal on: exit 143 at once, both trial runs KILLED "terminated by SIGTERM", the parent run KILLED."""
     yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="term_workers",
                            max_steps=6, final_tasks=["quick"])  # fmt: skip
-    env = {**os.environ, "HARNESS_HOME": str(harness_home), "HARNESS_PAUSE_AT": "trial_started=60"}
-    cmd = [sys.executable, "-m", "harness", "run-study", yaml_path, "--workers", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    env = {"HARNESS_HOME": str(harness_home), "HARNESS_PAUSE_AT": "trial_started=60"}
+    args = ["run-study", yaml_path, "--workers", "2", "--no-progress"]
+    proc = launch(args, tmp_path / "run-study.log", env)  # its workers: fresh `python -m harness` processes
     storage = open_storage(str(harness_home / "optuna.journal"))
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read().decode()
+        assert proc.poll() is None, proc.output()
         try:
             trials = optuna.load_study(study_name="term_workers.tiny", storage=storage).trials
         except KeyError:
@@ -198,7 +191,8 @@ def test_sigterm_reaches_the_local_workers(tmp_path: Path, tiny_bert: Path, harn
         time.sleep(0.3)
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    out = proc.communicate(timeout=120)[0].decode()
+    proc.wait(timeout=120)
+    out = proc.output()
     print(f"{time.monotonic() - started:.1f} s from SIGTERM to exit\n{out}")
     assert proc.returncode == 143 and "Traceback" not in out
     runs = child_runs("term_workers")

@@ -50,6 +50,7 @@ def test_compose_file_has_the_topology() -> None:
         (gpu,) = SERVICES[f"worker-{index}"]["deploy"]["resources"]["reservations"]["devices"]
         assert gpu["device_ids"] == [str(index)] and gpu["capabilities"] == ["gpu"]
     assert SERVICES["coordinator"]["depends_on"]["mlflow"]["condition"] == "service_healthy"
+    assert SERVICES["mlflow"]["environment"]["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] == "false"  # no consumers
     for service in SERVICES.values():
         assert all(str(port).startswith("127.0.0.1:") for port in service.get("ports", []))
     init = [v for v in SERVICES["postgres"]["volumes"] if "initdb" in v][0].split(":")[0]
