@@ -78,3 +78,16 @@ def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, pre
     assert all(p.device.type == "cuda" and p.dtype == torch.float32 for p in method.parameters())
     changed = [k for k, v in method.state_dict().items() if not torch.equal(v.cpu(), before[k].cpu())]
     assert any("encoder" in k and "layer.0" in k for k in changed)
+
+
+def test_forked_local_workers_train_on_the_gpu(tmp_path: Path, tiny_bert: Path) -> None:
+    """`run-study --workers 2` forks its workers from a server that imported torch (harness.forked): the
+    server must not have touched CUDA, so each worker opens its own context on the GPU it was given."""
+    from tests.helpers import child_runs, harness_here, tiny_study
+
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5]}, name="gpu_workers", final_tasks=["quick"])
+    done = harness_here("run-study", study, "--workers", "2", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = child_runs("gpu_workers")
+    assert len(runs) == 2 and all(r.data.tags["device"] == "cuda" for r in runs)
+    assert len({r.data.tags["worker"] for r in runs}) == 2
