@@ -13,6 +13,7 @@ fork server (Windows) `start` says so and callers start `python -m harness` inst
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
@@ -20,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+ENTRY = "harness.cli:main"  # the `harness` command (pyproject.toml [project.scripts]); named, not imported:
+# the command line sits above the workers that start it
 # what a worker and a coordinator import; the fork server imports them once and does nothing else
 PRELOAD = ["harness.cli", "harness.runner", "harness.trial", "harness.workers", "harness.steady_storage"]
 _context: multiprocessing.context.ForkServerContext | None = None
@@ -58,9 +61,8 @@ def _run_command(args: list[str], env: dict[str, str], cwd: str, log: str | None
         import torch
 
         assert not torch.cuda.is_initialized(), "the fork server initialised CUDA: workers cannot use it"
-        from harness.cli import main
-
-        main()
+        module, _, name = ENTRY.partition(":")
+        getattr(importlib.import_module(module), name)()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except BaseException:  # what an uncaught exception does to `python -m harness`
