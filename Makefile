@@ -45,9 +45,12 @@ demo: $(DEMO)
 	$(BIN)/harness run-study lambda_tau_sweep --profile smoke
 	$(BIN)/harness report lambda_tau_sweep
 
-# One pytest-xdist worker per core, at most 4 (tests/conftest.py gives each its share of torch threads).
+# pytest-xdist workers: one more than the cores, at most 4 (tests/conftest.py gives each its share of
+# torch threads). The process tests spend much of their time waiting on other processes (heartbeats,
+# pauses, servers starting): on 2 cores 3 workers took 5.4 min where 2 took 6.3.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + 1 < 4 ? n + 1 : 4 )))
 test: $(DEV) postgres
-	$(BIN)/pytest -q -n logical --maxprocesses 4
+	$(BIN)/pytest -q -n $(TEST_WORKERS)
 
 # The scale-out tests start a real PostgreSQL 15 on 127.0.0.1 (tests/services.py). Installed from Debian's
 # packages where missing and apt-get runs as root; otherwise those tests are skipped, saying why.
