@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from harness.report.build import build_report
-from harness.report.spec import GridTable, RunsTable, load_spec
+from harness.report.parts.grid_table import GridTable
+from harness.report.parts.runs_table import RunsTable
+from harness.report.spec import load_spec
 from harness.runner import run_study
 from harness.study_spec import STUDIES_DIR, load_study
 

@@ -12,23 +12,11 @@ import click
 import pandas as pd
 
 from harness.errors import HarnessError
-from harness.report.collect import histories, trial_frame, unfinished_trials
-from harness.report.errors import errors_latex
-from harness.report.figures import bar, bar_frame, curve, curve_frame, heatmap, line_frame
-from harness.report.projection import projection
-from harness.report.setting import Setting, paper_setting
-from harness.report.spec import (
-    Bar,
-    Curve,
-    ErrorsTable,
-    GridTable,
-    Line,
-    Projection,
-    ReportSpec,
-    RunsTable,
-    load_spec,
-)
-from harness.report.tables import escape_latex, grid_latex, runs_latex
+from harness.report.collect import trial_frame, unfinished_trials
+from harness.report.parts.base import PartContext
+from harness.report.setting import paper_setting
+from harness.report.spec import ReportSpec, load_spec
+from harness.report.tables import escape_latex
 from harness.staging import staged
 from harness.tracking import Tracker, require_store
 
@@ -58,10 +46,10 @@ def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None,
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
-    parts = []
+    parts, context = [], PartContext(tracker, frame, folder, prefix, setting)
     for part in [*spec.tables, *spec.figures]:
         try:
-            parts.append(_write_part(part, tracker, frame, folder, prefix, setting))
+            parts.append(part.write(context))
         except HarnessError as exc:  # e.g. a smoke profile that does not evaluate what this part shows
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
@@ -88,37 +76,6 @@ def varying_params(frame: pd.DataFrame) -> list[str]:
     """The params (undotted columns; metric names have a dot) whose value differs between trials."""
     skip = {"run_id", "trial"}
     return [c for c in frame.columns if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]
-
-
-def _write_part(
-    part: object, tracker: Tracker, frame: pd.DataFrame, folder: Path, prefix: str, setting: Setting | None
-) -> str:
-    """Write one table (.tex) or figure (.png) of a spec; return the LaTeX that includes it."""
-    if isinstance(part, ErrorsTable | GridTable | RunsTable):
-        if isinstance(part, ErrorsTable):
-            latex = errors_latex(tracker, frame, part)
-        else:
-            render = grid_latex if isinstance(part, GridTable) else runs_latex
-            latex = render(frame, part, setting)
-        (folder / f"{part.name}.tex").write_text(latex, encoding="utf-8")
-        return f"\\input{{{prefix}{part.name}.tex}}"
-    path = folder / f"{part.name}.png"
-    if isinstance(part, Projection):
-        projection(tracker, frame, part, path)
-    elif isinstance(part, Curve):
-        ids = list(frame["run_id"])
-        epochs = histories(tracker, ids, "train.epoch") if part.x == "epoch" else {}
-        if part.x == "epoch" and not any(epochs.values()):  # step budgets end before an epoch does
-            part = part.model_copy(update={"x": "step", "title": f"{part.title} (by step: no epoch ended)"})
-        curve(curve_frame(frame, part, histories(tracker, ids, part.metric), epochs), part, path)
-    elif isinstance(part, Line):
-        curve(line_frame(frame, part), part, path)
-    elif isinstance(part, Bar):
-        bar(*bar_frame(frame, part), part, path)
-    else:
-        heatmap(frame, part, path)
-    graphic = f"\\includegraphics[width=0.6\\linewidth]{{{prefix}{part.name}.png}}"
-    return f"\\begin{{figure}}[H]\\centering{graphic}\\end{{figure}}"
 
 
 def build_report(

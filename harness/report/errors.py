@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,9 +22,11 @@ from harness.data.cs224n import multitask_data
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.report.collect import labelled_runs
-from harness.report.spec import ErrorsTable
 from harness.report.tables import escape_latex
 from harness.tracking import Tracker
+
+if TYPE_CHECKING:
+    from harness.report.parts.errors_table import ErrorsTable
 
 
 def run_predictions(tracker: Tracker, frame: pd.DataFrame, spec: ErrorsTable) -> dict[str, dict]:

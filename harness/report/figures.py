@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -16,8 +17,14 @@ import pandas as pd  # noqa: E402
 
 from harness.errors import HarnessError  # noqa: E402
 from harness.report.collect import filter_runs, require_columns, row_labels  # noqa: E402
-from harness.report.spec import Bar, Curve, Heatmap, Line  # noqa: E402
+from harness.report.names import SHORT_NAMES  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
+
+if TYPE_CHECKING:
+    from harness.report.parts.bar import Bar
+    from harness.report.parts.curve import Curve
+    from harness.report.parts.heatmap import Heatmap
+    from harness.report.parts.line import Line
 
 GREEK = {"lambda": "λ", "tau": "τ"}
 SCORES = {
@@ -33,8 +40,6 @@ SECTIONS = {"dev": "dev", "train": "training", "train_set": "train-set"}
 def in_words(metric: str) -> str:
     """An axis or colourbar label for a metric key: `STS12-16.wmean` -> 'STS12-16 mean of the weighted-mean
     Spearman x 100', `dev.sst.acc` -> 'dev sst accuracy (%)'; unknown parts stay as they are."""
-    from harness.report.spec import SHORT_NAMES
-
     parts = metric.split(".")
     section = SECTIONS.get(parts[0]) if len(parts) > 1 else None
     parts = parts[1:] if section else parts

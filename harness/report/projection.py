@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -17,8 +18,10 @@ from harness.data.cs224n import multitask_data  # noqa: E402
 from harness.data.paths import resolve_data_dir  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
 from harness.report.collect import labelled_runs  # noqa: E402
-from harness.report.spec import Projection  # noqa: E402
 from harness.tracking import Tracker  # noqa: E402
+
+if TYPE_CHECKING:
+    from harness.report.parts.projection import Projection
 
 ARTIFACT = "sst_dev_embeddings.npy"
 SENTIMENT = ("very negative", "negative", "neutral", "positive", "very positive")

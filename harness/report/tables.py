@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -10,7 +11,11 @@ from pandas.io.formats.style import Styler
 from harness.errors import HarnessError
 from harness.report.collect import filter_runs, require_columns, row_labels
 from harness.report.setting import Setting
-from harness.report.spec import Derived, GridTable, RunsTable
+
+if TYPE_CHECKING:
+    from harness.report.parts.base import Derived
+    from harness.report.parts.grid_table import GridTable
+    from harness.report.parts.runs_table import RunsTable
 
 BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
 GREEK = {"lambda": r"$\lambda$", "tau": r"$\tau$"}  # params printed as the papers print them

@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.data.cs224n import multitask_data
 from harness.report.errors import error_rows
-from harness.report.spec import ErrorsTable
+from harness.report.parts.errors_table import ErrorsTable
 
 
 def spec(task: str) -> ErrorsTable:

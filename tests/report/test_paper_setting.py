@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from harness.report.parts.runs_table import RunsTable
 from harness.report.setting import Setting, paper_setting
-from harness.report.spec import RunsTable
 from harness.report.tables import latex_label, runs_latex
 
 LIAO = {"STS12": 65.72, "Avg.": 69.18}

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from harness.data.cs224n import multitask_data
+from harness.report.parts.projection import Projection
 from harness.report.projection import ARTIFACT, projection_figure, reduce_2d
-from harness.report.spec import Projection
 from harness.runner import run_study
 from harness.study_spec import load_study
 from harness.tracking import Tracker

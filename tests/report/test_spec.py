@@ -42,7 +42,8 @@ def test_shipped_specs_validate() -> None:
 def test_every_reference_row_names_a_row_the_study_produces() -> None:
     """A typo in a transcribed label would silently drop the paper's numbers from the report."""
     from harness.report.collect import filter_runs
-    from harness.report.spec import GridTable, RunsTable
+    from harness.report.parts.grid_table import GridTable
+    from harness.report.parts.runs_table import RunsTable
     from harness.study_spec import load_study
 
     def shown(value: object, rename: dict[str, str]) -> str:
@@ -75,7 +76,7 @@ def test_a_reference_column_the_table_lacks_is_refused() -> None:
     import pytest
     from pydantic import ValidationError
 
-    from harness.report.spec import RunsTable
+    from harness.report.parts.runs_table import RunsTable
 
     with pytest.raises(ValidationError, match="names columns"):
         RunsTable(name="t", kind="runs", label="{variant}", columns={"Overall": "dev.overall"},

@@ -20,7 +20,7 @@ def test_every_latex_special_is_escaped_once() -> None:
 def test_runs_table_averages_seeds_and_prints_the_papers_numbers_with_the_difference() -> None:
     import pandas as pd
 
-    from harness.report.spec import RunsTable
+    from harness.report.parts.runs_table import RunsTable
     from harness.report.tables import runs_latex
 
     frame = pd.DataFrame(
@@ -45,7 +45,7 @@ def test_curve_points_follow_epochs_and_average_seeds(tmp_path) -> None:  # noqa
     import pandas as pd
 
     from harness.report.figures import curve, curve_frame
-    from harness.report.spec import Curve
+    from harness.report.parts.curve import Curve
 
     frame = pd.DataFrame({"run_id": ["a", "b", "c"], "variant": ["x", "x", "y"]})
     history = {"a": {10: 0.5, 20: 0.6, 25: 0.61}, "b": {10: 0.7, 20: 0.8}, "c": {10: 0.1, 20: 0.2}}
@@ -60,7 +60,7 @@ def test_curve_points_follow_epochs_and_average_seeds(tmp_path) -> None:  # noqa
 
 
 def _table(**fields: object):  # noqa: ANN202
-    from harness.report.spec import RunsTable
+    from harness.report.parts.runs_table import RunsTable
 
     return RunsTable.model_validate({"name": "t", "kind": "runs", "digits": 2, **fields})
 
@@ -123,7 +123,7 @@ def test_bar_change_is_the_mean_difference_over_pairs(tmp_path) -> None:  # noqa
     import pandas as pd
 
     from harness.report.figures import bar, bar_frame
-    from harness.report.spec import Bar
+    from harness.report.parts.bar import Bar
 
     frame = pd.DataFrame({"variant": ["a.cos", "a.lin", "b.cos", "b.lin"], "sts": [0.5, 0.3, 0.4, 0.4]})
     spec = Bar(name="f", kind="bar", label="{variant}", columns={"STS": "sts"},
@@ -140,7 +140,7 @@ def test_line_draws_a_metric_against_a_param(tmp_path) -> None:  # noqa: ANN001
     import pandas as pd
 
     from harness.report.figures import curve, line_frame
-    from harness.report.spec import Line
+    from harness.report.parts.line import Line
 
     frame = pd.DataFrame({"lambda": [0.1, 0.5, 0.1, 0.5], "tau": [1, 1, 0.1, 0.1], "m": [1.0, 2.0, 3.0, 4.0]})
     spec = Line(name="l", kind="line", x="lambda", metric="m", label="tau {tau}", where={"tau": 1})
@@ -153,7 +153,7 @@ def test_line_draws_a_metric_against_a_param(tmp_path) -> None:  # noqa: ANN001
 def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> None:
     import pandas as pd
 
-    from harness.report.spec import GridTable
+    from harness.report.parts.grid_table import GridTable
     from harness.report.tables import grid_latex
 
     frame = pd.DataFrame({"similarity_head": ["linear", "cosine", "linear", "cosine"],
@@ -191,7 +191,7 @@ def test_the_papers_spread_for_one_setup_is_a_range_row_and_a_caption_sentence()
     row shows 0.539--0.540 under it, and the caption lists where each value comes from."""
     import pandas as pd
 
-    from harness.report.spec import RunsTable
+    from harness.report.parts.runs_table import RunsTable
     from harness.report.tables import runs_latex
 
     frame = pd.DataFrame(
