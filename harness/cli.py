@@ -319,7 +319,7 @@ def eval_cmd(
 ) -> None:
     """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
     from harness.device import describe
-    from harness.evaluate.run import format_table, log_eval, run_eval, write_json
+    from harness.eval_run import format_table, log_eval, run_eval, write_json
     from harness.evaluate.suite import resolve_tasks
     from harness.model.save import saved_settings
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.metric_names import metrics_of
-from harness.report.collect import latest_parent
 from harness.staging import staged
+from harness.study_runs import latest_parent
 from harness.tracking import PARENT_TAG, Tracker
 
 

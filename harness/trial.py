@@ -31,8 +31,8 @@ from harness.model.save import save_encoder
 from harness.recovery import TAKEN_OVER, TrialTakenOver
 from harness.run_spec import ResolvedRun
 from harness.signals import stop_reason
+from harness.stage_cache_use import cached_stages, record_cache_use
 from harness.tracking import LoggedRun, Tracker, git_commit, tracking_outage
-from harness.train.cache_use import cached_stages, record_cache_use
 from harness.train.loop import train
 
 

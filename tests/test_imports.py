@@ -110,3 +110,40 @@ def test_listing_commands_and_argument_errors_import_no_torch(tmp_path: Path) ->
     for args in LIGHT_COMMANDS:
         out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
         assert "HEAVY []" in out.stdout, (args, out.stdout[-300:], out.stderr[-300:])
+
+
+# The layers, bottom to top (README "Layout"): a module imports only from its own layer or those below.
+LAYERS = [
+    {"choices", "errors", "fields", "notices", "processes", "home", "device", "metric_names", "registry",
+     "config"},
+    {"data", "losses"},
+    {"model"},
+    {"train", "evaluate"},
+    {"stages"},
+    {"objectives"},
+    {"methods"},
+    {"method_models"},
+]  # fmt: skip
+# What reaches up, and why: an ensemble's training data is another study's finished runs in MLflow.
+ENSEMBLE_READS = ("study_runs", "tracking", "store_index")
+ALLOWED_UP = {("harness.methods.ensemble", f"harness.{name}") for name in ENSEMBLE_READS}
+
+
+def _layer(module: str) -> int | None:
+    """The layer of a harness module (by its first name below `harness`), None above the drawn ones."""
+    top = module.split(".")[1] if module.count(".") else ""
+    return next((i for i, names in enumerate(LAYERS) if top in names), None)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    files = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    upward = []
+    for name, path in files.items():
+        own = _layer(name)
+        if own is None:
+            continue
+        for target in _imports(path, set(files)):
+            layer = _layer(target)
+            if (layer is None or layer > own) and (name, target) not in ALLOWED_UP:
+                upward.append(f"{name} -> {target}")
+    assert not upward, "imports from a higher layer: " + "; ".join(sorted(upward))

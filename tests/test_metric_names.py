@@ -9,7 +9,7 @@ import pytest
 from mlflow.entities import Metric
 
 from harness.metric_names import canonical, history, logged, metrics_of
-from harness.report.collect import histories, trial_frame
+from harness.study_runs import histories, trial_frame
 from harness.tracking import PARENT_TAG, ROLE_TAG, Tracker
 
 

@@ -33,7 +33,7 @@ def choose_runs(
     tracker: Tracker, source_study: str, profile: str | None, top_k: int
 ) -> dict[str, list[tuple[str, dict]]]:
     """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score."""
-    from harness.report.collect import trial_frame  # MLflow is imported only where an ensemble runs
+    from harness.study_runs import trial_frame  # MLflow is imported only where an ensemble runs
 
     frame, _ = trial_frame(tracker, source_study, profile)
     chosen: dict[str, list[tuple[str, dict]]] = {}

@@ -12,12 +12,12 @@ import click
 import pandas as pd
 
 from harness.errors import HarnessError
-from harness.report.collect import trial_frame, unfinished_trials
 from harness.report.parts.base import PartContext
 from harness.report.setting import paper_setting
 from harness.report.spec import ReportSpec, load_spec
 from harness.report.tables import escape_latex
 from harness.staging import staged
+from harness.study_runs import trial_frame, unfinished_trials
 from harness.tracking import Tracker, require_store
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json

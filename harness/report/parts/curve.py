@@ -23,8 +23,8 @@ class Curve(FigurePart, Filtered):
     def draw(self, ctx: PartContext, path: Path) -> None:
         """By epoch where an epoch ended in the runs; else by step, saying so in the title (step budgets
         that end before an epoch does)."""
-        from harness.report.collect import histories
         from harness.report.figures import curve, curve_frame
+        from harness.study_runs import histories
 
         ids = list(ctx.frame["run_id"])
         epochs = histories(ctx.tracker, ids, "train.epoch") if self.x == "epoch" else {}
