@@ -51,7 +51,7 @@ def planned_steps(run: ResolvedRun, data: Any) -> str:
 
     s = run.settings
     if isinstance(data, PipelineData) and issubclass(run.method, PipelineMethod):
-        specs = run.method.pipeline(run.params)
+        specs = run.stages
         stages = [(spec.schedule(s), d) for spec, d in zip(specs, data.stages, strict=True)]
     else:
         stages = [((s.epochs, s.lr, s.batch_size, s.max_steps), data)]

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.objectives.registry import Objective
+    from harness.stages.registry import StageSpec
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class ResolvedRun:
     variant: str | None = None
     # the method's paper defaults that changed a run field the config left unset: (field, value, default)
     paper_defaults: tuple[tuple[str, Any, Any], ...] = ()
+    # the training stages, expanded and validated once here (a pipeline method's; none for the others)
+    stages: tuple[StageSpec, ...] = ()
 
     def flat(self) -> dict[str, Any]:
         """Every resolved field in one flat dict (what MLflow logs as params), the variant's name first."""
@@ -39,7 +42,7 @@ class ResolvedRun:
     @property
     def objective(self) -> type[Objective]:
         """The objective class that scores this run (named by the method)."""
-        return OBJECTIVES.get(self.method.objective_name(self.params))
+        return OBJECTIVES.get(self.method.objective_name(self.params, self.stages))
 
     def paper_defaults_note(self) -> str:
         """`pooling=cls_before_pooler (not mean), ...`: what the method's paper defaults changed, or ''."""
@@ -47,7 +50,7 @@ class ResolvedRun:
 
     def build(self, encoder: Encoder | None) -> MethodModel:
         """The nn.Module the method trains, around `encoder` (harness/method_models/)."""
-        return self.method.build(encoder, self.params)
+        return self.method.build(encoder, self.params, self.stages)
 
 
 def method_defaults(named: Any, common: dict[str, Any], own: dict[str, Any]) -> list[tuple[str, Any, Any]]:
@@ -94,7 +97,8 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
                 f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'"
             ) from None
         raise one_line_error(exc, where) from None
-    method.check(params, where)
-    run = ResolvedRun(settings, method, params, variant, tuple(applied))
+    stages = method.expand_stages(params, where)
+    method.check(params, stages, where)
+    run = ResolvedRun(settings, method, params, variant, tuple(applied), stages)
     run.objective.check_metric(run, where)
     return run

@@ -12,7 +12,6 @@ import torch
 from harness.device import DTYPES, autocast, hardware_tags, resolve_precision
 from harness.evaluate.encode import encode
 from harness.methods.pipeline import PipelineData
-from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder
 from harness.run_spec import resolve_run
 from harness.stages.contrastive import wiki_sentences
@@ -64,7 +63,7 @@ def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, pre
          "max_steps": 6, "log_every": 2, "eval_every": 3, "precision": precision, "lr": 1e-3}
     )  # fmt: skip
     torch.manual_seed(0)
-    method = UnsupSimCSE.build(Encoder(str(tiny_bert), "mean", 32), run.params)
+    method = run.build(Encoder(str(tiny_bert), "mean", 32))
     before = {k: v.detach().clone() for k, v in method.state_dict().items()}
     logged: list[dict[str, float]] = []
     sentences = PipelineData(None, [list(wiki_sentences(data_dir))[:256]])

@@ -34,14 +34,14 @@ def test_supcl_seq_views_paper_profile() -> None:
     """SupCL-Seq Table 1 on CoLA / RTE with Table 4's lr, 5 epochs, tau 0.05, then the linear probe."""
     runs = {r.variant: r for r in load_study("supcl_seq_views", "paper").grid_runs()}
     assert len(runs) == 10 and all(r.settings.pooling == "cls" for r in runs.values())  # footnote 2
-    contrastive, probe = runs["CoLA_5_views"].method.pipeline(runs["CoLA_5_views"].params)
+    contrastive, probe = list(runs["CoLA_5_views"].stages)
     assert contrastive.views == [0.0, 0.1, 0.2, 0.3, 0.4] and (contrastive.lr, contrastive.epochs) == (
         5e-5,
         5,
     )
     assert contrastive.temperature == 0.05 and contrastive.normalize is True  # Table 4 caption; footnote 2
     assert probe.heads_only and probe.glue == "CoLA"
-    rte = runs["RTE_2_views_0.1"].method.pipeline(runs["RTE_2_views_0.1"].params)[0]
+    rte = list(runs["RTE_2_views_0.1"].stages)[0]
     assert rte.views == [0.1, 0.1] and rte.lr == 1e-4
 
 
@@ -52,7 +52,7 @@ def test_supcl_seq_glue_uses_table_4_per_task() -> None:
                "MNLI": (5e-5, 8, 3)}  # fmt: skip
     for task, (lr, batch, epochs) in table_4.items():
         run = runs[f"supcl_seq_{task}"]
-        stage = run.method.pipeline(run.params)[0]
+        stage = list(run.stages)[0]
         assert (stage.glue_supcon, stage.lr, stage.batch_size, stage.epochs) == (task, lr, batch, epochs)
     assert runs["standard_RTE"].settings.lr == 2e-5 and runs["standard_RTE"].settings.epochs == 3
 
@@ -63,7 +63,7 @@ def test_supcl_seq_studies_run_the_authors_loop_as_the_published_numbers_did() -
     for name in ("supcl_seq_views", "supcl_seq_glue"):
         for profile in ("paper", "smoke"):
             for run in load_study(name, profile).grid_runs():
-                for stage in run.method.pipeline(run.params):
+                for stage in list(run.stages):
                     if hasattr(stage, "glue_supcon"):
                         assert (stage.view_passes, stage.base_temperature) == ("authors_loop", 0.07)
 
@@ -79,7 +79,7 @@ def test_supcl_seq_table_3_self_supervised_baseline_is_simcses_architecture() ->
             assert run.settings.pooling == "cls_before_pooler"
             params = run.params
             assert params.mlp_projection and params.projection == "simcse" and not params.mlp_at_test
-            contrastive, probe = run.method.pipeline(run.params)
+            contrastive, probe = list(run.stages)
             assert contrastive.contrastive == "unsup" and probe.heads_only
 
 
@@ -104,7 +104,7 @@ def test_chen_paper_profiles_use_the_cls_state_and_a_two_layer_projection() -> N
             assert run.settings.lr_schedule == "constant", study  # 7: no schedule was used
             assert run.settings.warmup_ratio == 0.0, study
             assert run.settings.eval_every == "epoch", study  # 5.3: evaluated after each epoch
-            stages = run.method.pipeline(run.params)
+            stages = list(run.stages)
             if any(stage.needs_projection for stage in stages):
                 assert run.params.projection == "simclr" and run.params.mlp_at_test is False, study
             assert all(s.temperature == 0.05 for s in stages if hasattr(s, "temperature")), study
@@ -116,7 +116,7 @@ def test_chen_table_7_fine_tunes_the_table_5_nli_before_3_given_model() -> None:
     before = next(r for r in table5 if r.variant == "nli_before_3_given")
     runs = {r.variant: r for r in load_study("gradient_surgery", "paper").grid_runs()}
     assert runs["average"].params.stages == before.params.stages
-    combiners = {v: r.method.pipeline(r.params)[-1].combiner for v, r in runs.items()}
+    combiners = {v: list(r.stages)[-1].combiner for v, r in runs.items()}
     assert combiners == {"average": "average", "gradient_surgery": "pcgrad"}
     table6 = load_study("multitask_objective", "paper").grid_runs()
     assert {r.params.combiner for r in table6} == {"average", "batch_round_robin", "epoch_round_robin"}
@@ -129,15 +129,13 @@ def test_david_paper_profile() -> None:
     for run in runs.values():
         assert (run.settings.lr, run.params.head_dropout) == (1e-5, 0.3)
         assert run.settings.objective_metric == "overall_r01"
-        stages = run.method.pipeline(run.params)
+        stages = list(run.stages)
         assert stages[-1].kind == "finetune" and stages[-1].epochs == 10
-    assert [s.epochs for s in runs["two_datasets_multi"].method.pipeline(runs["two_datasets_multi"].params)][
-        :2
-    ] == [
+    assert [s.epochs for s in list(runs["two_datasets_multi"].stages)][:2] == [
         2,
         2,
     ]
-    assert runs["three_datasets_multi"].method.pipeline(runs["three_datasets_multi"].params)[0].epochs == 3
+    assert list(runs["three_datasets_multi"].stages)[0].epochs == 3
 
 
 def test_glue_standard_paper_profile() -> None:
@@ -184,11 +182,11 @@ def test_phillips_paper_profile() -> None:
         assert (s.pooling, s.batch_size, s.lr, p.head_dropout) == ("cls", 8, 1e-5, 0.3)
         assert p.encoder_dropout == 0.3  # 3.1: attention scores and before layer normalization
         assert (p.paraphrase_head, p.similarity_head) == ("linear", "relu_cosine")
-        assert run.method.pipeline(p)[-1].combiner == "batch_round_robin"
-    (frozen,) = runs["pretrain"].method.pipeline(runs["pretrain"].params)
+        assert run.stages[-1].combiner == "batch_round_robin"
+    (frozen,) = list(runs["pretrain"].stages)
     assert frozen.heads_only and frozen.lr == 1e-3 and frozen.epochs == 10
     for name, kind in (("unsupervised", "unsup"), ("supervised", "sup_pairs")):
-        first = runs[name].method.pipeline(runs[name].params)[0]
+        first = runs[name].stages[0]
         assert (first.contrastive, first.lr, first.epochs) == (kind, 1e-3, 10)
 
 

@@ -13,18 +13,27 @@ if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
+    from harness.stages.registry import StageSpec
     from harness.train.loop import Stage
 
 
 class MethodModel(nn.Module):
-    """`encoder`, the validated `params` and the `method` declaration it was built from; subclasses add
-    their heads in `__init__` and give `stages`."""
+    """`encoder`, the validated `params`, the `method` declaration it was built from and the run's
+    resolved stage specs (`ResolvedRun.stages`; none outside pipelines); subclasses add their heads in
+    `__init__` and give `stages`."""
 
-    def __init__(self, encoder: Encoder | None, params: BaseModel, method: type[Method]) -> None:
+    def __init__(
+        self,
+        encoder: Encoder | None,
+        params: BaseModel,
+        method: type[Method],
+        specs: tuple[StageSpec, ...] = (),
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.params = params
         self.method = method
+        self.specs = specs
 
     @property
     def name(self) -> str:

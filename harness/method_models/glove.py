@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 class GloveModel(MethodModel):
     """The GloVe embedder (the vectors file is read here: a missing one skips the trial)."""
 
-    def __init__(self, encoder: None, params: GloveParams, method: type[Method]) -> None:
-        super().__init__(None, params, method)
+    def __init__(self, encoder: None, params: GloveParams, method: type[Method], specs: tuple = ()) -> None:
+        super().__init__(None, params, method, specs)
         self.embedder = GloveEmbedder(vectors_file(params.glove_path))
 
     def eval_encoder(self) -> GloveEmbedder:

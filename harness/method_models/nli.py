@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 class NLIModel(MethodModel):
     """The encoder and the NLI classifier, trained on SNLI groups (a premise and its hypotheses)."""
 
-    def __init__(self, encoder: Encoder, params: SCLParams, method: type[Method]) -> None:
-        super().__init__(encoder, params, method)
+    def __init__(self, encoder: Encoder, params: SCLParams, method: type[Method], specs: tuple = ()) -> None:
+        super().__init__(encoder, params, method, specs)
         self.classifier = NLIClassifier(encoder.hidden_size, params.classifier)
         self.max_pos, self.max_neg = parse_selection(params.selection)
 

@@ -37,12 +37,11 @@ def own_seed(name: str) -> Iterator[None]:
 class PipelineModel(TaskModel):
     """The modules of a pipeline method's stages, and the stages built over them."""
 
-    def __init__(self, encoder: Encoder, params: Any, method: type[Method]) -> None:
+    def __init__(self, encoder: Encoder, params: Any, method: type[Method], specs: tuple[Any, ...]) -> None:
         """Each module is initialised from its own seed (the run's seed and the module's name), so that
         no module's initial weights depend on which other modules the pipeline has (the stage cache
         relies on it: a pre-training stage is the same whatever heads fine-tuning adds later)."""
-        MethodModel.__init__(self, encoder, params, method)
-        self.specs = method.pipeline(params)
+        MethodModel.__init__(self, encoder, params, method, specs)
         self.sentiment = self.pairs = self.projection = None
         if any(s.needs_heads for s in self.specs):
             with own_seed("heads"):

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 class TaskModel(MethodModel):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
-    def __init__(self, encoder: Encoder, params: SentimentHeadParams, method: type[Method]) -> None:
-        super().__init__(encoder, params, method)
+    def __init__(
+        self, encoder: Encoder, params: SentimentHeadParams, method: type[Method], specs: tuple = ()
+    ) -> None:
+        super().__init__(encoder, params, method, specs)
         self.init_heads(params)
 
     def init_heads(self, params: SentimentHeadParams) -> None:
@@ -40,7 +42,7 @@ class TaskModel(MethodModel):
     @property
     def tasks(self) -> tuple[str, ...]:
         """The tasks scored on dev (the declaration's `scored_tasks`)."""
-        return self.method.scored_tasks(self.params)
+        return self.method.scored_tasks(self.params, self.specs)
 
     def task_data(self, data: Any) -> MultitaskData:
         """The CS224N sets inside what `load_train_data` returned (scored on their dev splits)."""

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from harness.method_models.base import MethodModel
     from harness.model.encoder import Encoder
     from harness.run_spec import ResolvedRun
+    from harness.stages.registry import StageSpec
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,18 @@ class Method:
     run_defaults_source: ClassVar[str] = ""  # where they come from (paper section, repo@commit file:line)
 
     @classmethod
-    def objective_name(cls, params: Any) -> str:
+    def expand_stages(cls, params: Any, where: str) -> tuple[StageSpec, ...]:
+        """The training stages this configuration expands to, validated: called once, when the run is
+        resolved (`ResolvedRun.stages`); a method that is not a pipeline of stages has none."""
+        return ()
+
+    @classmethod
+    def objective_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
         """The objective that scores this configuration (a registered name)."""
         return cls.objective
 
     @classmethod
-    def check(cls, params: Any, where: str) -> None:
+    def check(cls, params: Any, stages: tuple[StageSpec, ...], where: str) -> None:
         """Checks across a method's fields beyond `Params` (called once when the run is resolved)."""
 
     @classmethod
@@ -70,7 +77,7 @@ class Method:
         return []
 
     @classmethod
-    def build(cls, encoder: Encoder | None, params: BaseModel) -> MethodModel:
+    def build(cls, encoder: Encoder | None, params: BaseModel, stages: tuple[StageSpec, ...]) -> MethodModel:
         """The nn.Module a trial trains and scores: `model`'s class around the encoder (torch from here)."""
         module, _, name = cls.model.partition(":")
-        return getattr(importlib.import_module(module), name)(encoder, params, cls)
+        return getattr(importlib.import_module(module), name)(encoder, params, cls, stages)

@@ -78,7 +78,7 @@ class Ensemble(Method):
         return []
 
     @classmethod
-    def scored_tasks(cls, params: Any) -> tuple[str, ...]:
+    def scored_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
         return TASKS
 
     @classmethod

@@ -78,37 +78,42 @@ class PipelineMethod(TaskMethod):
 
     @classmethod
     def pipeline(cls, params: Any) -> list[StageSpec]:
+        """The stages a configuration's fields say (a preset overrides this); called only by
+        `expand_stages`, when the run is resolved: everything else reads `ResolvedRun.stages`."""
         return expand(params.stages)
 
     @classmethod
-    def check(cls, params: Any, where: str) -> None:
+    def expand_stages(cls, params: Any, where: str) -> tuple[StageSpec, ...]:
         try:
-            cls.pipeline(params)
+            return tuple(cls.pipeline(params))
         except ValidationError as exc:
             raise one_line_error(exc, where) from None
+
+    @classmethod
+    def check(cls, params: Any, stages: tuple[StageSpec, ...], where: str) -> None:
         if getattr(params, "score_tasks", "trained") == "all":
-            problem = untrained_heads_problem(params, cls.trained_tasks(params))
+            problem = untrained_heads_problem(params, cls.trained_tasks(params, stages))
             if problem:
                 raise HarnessError(f"{where}: 'score_tasks: all' {problem}")
-        if getattr(params, "mlp_at_test", False) and cls.objective_name(params) != "sts":
+        if getattr(params, "mlp_at_test", False) and cls.objective_name(params, stages) != "sts":
             raise HarnessError(
                 f"{where}: 'mlp_at_test' applies to runs scored on their embeddings (STS), and this one is "
-                f"scored by its '{cls.objective_name(params)}' heads; remove it"
+                f"scored by its '{cls.objective_name(params, stages)}' heads; remove it"
             )
 
     @classmethod
-    def objective_name(cls, params: Any) -> str:
+    def objective_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
         """The objective of its scored stages (CS224N fine-tuning, GLUE), or STS for contrastive ones."""
-        return next((s.objective for s in cls.pipeline(params) if s.objective), "sts")
+        return next((s.objective for s in stages if s.objective), "sts")
 
     @classmethod
-    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
-        trained = {t for s in cls.pipeline(params) if s.needs_heads for t in s.tasks}
+    def trained_tasks(cls, params: Any, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
+        trained = {t for s in stages if s.needs_heads for t in s.tasks}
         return tuple(t for t in TASKS if t in trained)
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> PipelineData:
-        specs = cls.pipeline(run.params)
+        specs = run.stages
         tasks = run_multitask_data(run, sources.data_dir) if any(s.needs_heads for s in specs) else None
         return PipelineData(tasks, [spec.load(run, sources) for spec in specs])
 

@@ -26,6 +26,6 @@ class SBERTBaseline(SupervisedContrastiveNLI):
     Params = SBERTParams
 
     @classmethod
-    def build(cls, encoder: Encoder | None, params: BaseModel) -> MethodModel:
+    def build(cls, encoder: Encoder | None, params: BaseModel, stages: tuple) -> MethodModel:
         """`scl`'s model at lambda = 0 with this classifier."""
-        return super().build(encoder, SCLParams(lam=0.0, classifier=params.classifier))  # type: ignore[attr-defined]
+        return super().build(encoder, SCLParams(lam=0.0, classifier=params.classifier), stages)  # type: ignore[attr-defined]

@@ -49,5 +49,5 @@ class SupCLSeq(TaskMethod):
     )
 
     @classmethod
-    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
+    def trained_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
         return ("sst",)

@@ -20,14 +20,16 @@ class TaskMethod(Method):
     model = "harness.method_models.tasks:TaskModel"
 
     @classmethod
-    def trained_tasks(cls, params: Any) -> tuple[str, ...]:
+    def trained_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
         """The tasks this configuration trains."""
         return (params.single_task,) if params.combiner == "single" else TASKS
 
     @classmethod
-    def scored_tasks(cls, params: Any) -> tuple[str, ...]:
+    def scored_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
         """The tasks scored on dev: the trained ones, or all three with `score_tasks: all`."""
-        return TASKS if getattr(params, "score_tasks", "trained") == "all" else cls.trained_tasks(params)
+        if getattr(params, "score_tasks", "trained") == "all":
+            return TASKS
+        return cls.trained_tasks(params, stages)
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> MultitaskData:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # torch, scipy and scikit-learn are imported where a trial is
 
 
 def glue_stage_task(run: Any) -> str:
-    return [s.glue for s in run.method.pipeline(run.params) if s.kind == "glue"][-1]
+    return [s.glue for s in run.stages if s.kind == "glue"][-1]
 
 
 def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[str, float]:

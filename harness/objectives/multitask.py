@@ -19,7 +19,7 @@ SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson
 class MultitaskObjective(Objective):
     @classmethod
     def metric_choices(cls, run: Any) -> tuple[str, ...]:
-        tasks = run.method.scored_tasks(run.params)
+        tasks = run.method.scored_tasks(run.params, run.stages)
         singles = tuple(SINGLE_TASK_SCORE[t] for t in tasks)
         return ("overall", "overall_r01", *singles) if len(tasks) == 3 else singles
 

@@ -65,7 +65,7 @@ def test_unknown_words_are_skipped_and_none_known_is_zero(tmp_path: Path) -> Non
 
 def test_method_has_no_transformer_and_evaluates_the_embedder(tmp_path: Path) -> None:
     path = write_vectors(tmp_path / "v.txt", VECTORS)
-    method = AverageGlove.build(None, GloveParams(glove_path=str(path)))
+    method = AverageGlove.build(None, GloveParams(glove_path=str(path)), ())
     assert method.encoder is None and not AverageGlove.needs_encoder
     assert method.eval_encoder() is method.embedder and method.stages(None, []) == []
 

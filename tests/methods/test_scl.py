@@ -22,7 +22,7 @@ def batch(data_dir: Path) -> list:
 
 def build(tiny_bert: Path, **params: object) -> NLIModel:
     torch.manual_seed(0)
-    model = SupervisedContrastiveNLI.build(Encoder(str(tiny_bert)), SCLParams(**params))
+    model = SupervisedContrastiveNLI.build(Encoder(str(tiny_bert)), SCLParams(**params), ())
     return model.eval()  # no dropout: two calls see the same embeddings
 
 
@@ -48,7 +48,7 @@ def test_lambda_interpolates(tiny_bert: Path, batch: list) -> None:
 
 def test_sbert_is_scl_at_lambda_zero(tiny_bert: Path, batch: list) -> None:
     torch.manual_seed(0)
-    sbert = SBERTBaseline.build(Encoder(str(tiny_bert)), SBERTParams()).eval()
+    sbert = SBERTBaseline.build(Encoder(str(tiny_bert)), SBERTParams(), ()).eval()
     assert torch.allclose(sbert.loss(batch)["loss"], build(tiny_bert, **{"lambda": 0.0}).loss(batch)["loss"])
 
 

@@ -33,7 +33,7 @@ def built(tiny_bert: Path, data_dir: Path, stages: list[dict], **fields: Any) ->
     run = resolve_run({"method": "pipeline", "model": str(tiny_bert), "pooling": "cls", "stages": stages,
                        **fields})  # fmt: skip
     method = run.build(Encoder(str(tiny_bert), "cls", 32)).train()  # as the loop trains it
-    specs = run.method.pipeline(run.params)
+    specs = list(run.stages)
     return run, method, [(spec, spec.load(run, DataSources(data_dir))) for spec in specs]
 
 
@@ -184,7 +184,7 @@ def test_dropout_views_average_the_loss_over_one_forward_per_view(tiny_bert: Pat
     assert loss.item() == pytest.approx((per_view[0] + per_view[1]).item() / 2, rel=1e-5)
     assert model_dropout(method.encoder) == 0.1  # the model's own dropout is back
     standard = resolve_run({"method": "pipeline", "stages": [{"glue": "MRPC"}]})
-    assert standard.method.pipeline(standard.params)[0].dropout_views is None
+    assert list(standard.stages)[0].dropout_views is None
     assert "dropout_views" not in standard.flat()["stages"][0]  # the standard stage logs as before
 
 
@@ -197,7 +197,7 @@ def test_table_4s_stage_reads_back_from_its_logged_form_and_glue_fields_need_a_g
         "view_passes": "listed", "epochs": 5, "lr": 1e-4, "batch_size": 128,
     }  # fmt: skip
     logged = [parse_stage(stage) for stage in run.flat()["stages"]]
-    assert logged == run.method.pipeline(run.params)  # each stage reads back from its logged form
+    assert logged == list(run.stages)  # each stage reads back from its logged form
     with pytest.raises(HarnessError, match="'glue_source' is not read without a stage that reads a GLUE"):
         resolve_run({"method": "pipeline", "stages": [{"contrastive": "unsup"}], "glue_source": "hub"})
     with pytest.raises(HarnessError, match="'glue_dir' is not read with glue_source: hub"):

@@ -57,7 +57,7 @@ def test_three_stages_from_yaml_train_in_order_with_their_own_settings(
 
 def test_a_contrastive_only_pipeline_is_scored_on_sts() -> None:
     run = resolve_run({"method": "pipeline", "stages": [{"contrastive": "unsup"}]})
-    assert run.objective.name == "sts" and run.method.trained_tasks(run.params) == ()
+    assert run.objective.name == "sts" and run.method.trained_tasks(run.params, run.stages) == ()
 
 
 def test_repeat_groups_expand_and_the_logged_form_reads_back() -> None:
@@ -67,7 +67,7 @@ def test_repeat_groups_expand_and_the_logged_form_reads_back() -> None:
         {"finetune": "sst"},
     ]
     run = resolve_run({"method": "pipeline", "stages": stages})
-    expanded = run.method.pipeline(run.params)
+    expanded = list(run.stages)
     assert [(s.kind, s.variety) for s in expanded] == [
         ("contrastive", "sup_nli"),
         *[("contrastive", "sup_quora"), ("contrastive", "unsup")] * 2,
@@ -78,7 +78,7 @@ def test_repeat_groups_expand_and_the_logged_form_reads_back() -> None:
                          "hard_negative_weight": 0.0, "length_grouping": False}  # fmt: skip
     again = resolve_run({"method": "pipeline", **run.flat()})
     assert again.params == run.params
-    assert run.method.trained_tasks(run.params) == ("sst",)
+    assert run.method.trained_tasks(run.params, run.stages) == ("sst",)
 
 
 REFUSED = [
@@ -133,10 +133,10 @@ def test_a_refused_stage_exits_2_with_one_line(tmp_path: Path) -> None:
 def test_each_pass_of_a_repeat_group_shuffles_as_the_next_epochs() -> None:
     stages = [{"repeat": 3, "stages": [{"contrastive": "unsup", "epochs": 2}]}, {"finetune": "multitask"}]
     run = resolve_run({"method": "pipeline", "stages": stages})
-    expanded = run.method.pipeline(run.params)
+    expanded = list(run.stages)
     assert [s.first_epoch(run.settings) for s in expanded] == [0, 2, 4, 0]
     again = resolve_run({"method": "pipeline", **run.flat()})  # read back from the logged form
-    assert [s.first_epoch(again.settings) for s in again.method.pipeline(again.params)] == [0, 2, 4, 0]
+    assert [s.first_epoch(again.settings) for s in list(again.stages)] == [0, 2, 4, 0]
 
 
 @pytest.mark.parametrize(
@@ -178,7 +178,7 @@ def test_phillips_positive_pairs_and_davids_shuffled_negatives(tiny_bert: Path, 
     run = resolve_run(
         {"method": "pipeline", "stages": [{"contrastive": "sup_pairs"}], "model": str(tiny_bert)}
     )
-    (stage,) = run.method.pipeline(run.params)
+    (stage,) = list(run.stages)
     assert stage.data == ["quora", "sts"]
     pairs = stage.load(run, DataSources(data_dir))
     tasks = multitask_data(data_dir, None)
