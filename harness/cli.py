@@ -74,6 +74,14 @@ def cli() -> None:
     help="worker processes on this machine (one GPU each); 0: only coordinate workers started elsewhere "
     "with `harness worker` (needs an RDB --storage)",
 )
+@click.option(
+    "--trials-per-gpu",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="local workers sharing each GPU (small models leave a GPU idle with one trial); without --workers: "
+    "this many on each visible GPU",
+)
 @click.option("--storage", help=STORAGE_HELP)
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--data-dir", help=DATA_HELP)
@@ -88,6 +96,7 @@ def run_study_cmd(
     study: str,
     profile: str | None,
     workers: int,
+    trials_per_gpu: int,
     storage: str | None,
     tracking_uri: str | None,
     data_dir: str | None,
@@ -110,6 +119,7 @@ def run_study_cmd(
         return
     from harness.preflight import check_before_start  # one line at once on bad input: before torch loads
 
+    workers = _workers_for(workers, trials_per_gpu, click.get_current_context())
     checked = check_before_start(resolved, storage, tracking_uri, data_dir, workers, heartbeat)
     _announce(resolved, profile)
     from harness.runner import run_study
@@ -129,6 +139,7 @@ def run_study_cmd(
             heartbeat=heartbeat,
             threads=threads,
             checked=checked,
+            per_gpu=trials_per_gpu,
         )
     named = f" --profile {resolved.profile}" if resolved.profiles_available else ""
     command = f"harness run-study {study}{named}" + (f" --eval {eval_tasks}" if eval_tasks else "")
@@ -158,6 +169,24 @@ def run_study_cmd(
         )
     if failed or missing:
         raise SystemExit(1)
+
+
+def _workers_for(workers: int, per_gpu: int, ctx: click.Context) -> int:
+    """--trials-per-gpu K without --workers: K workers on each visible GPU, said on the terminal."""
+    from click.core import ParameterSource
+
+    if per_gpu == 1 or ctx.get_parameter_source("workers") != ParameterSource.DEFAULT:
+        if workers == 0 and per_gpu > 1:
+            raise HarnessError("--trials-per-gpu places local workers; with --workers 0 there are none")
+        return workers
+    from harness.placement import default_workers
+    from harness.workers import visible_gpus
+
+    gpus = visible_gpus()
+    chosen = default_workers(gpus, per_gpu)
+    where = f"{len(gpus)} GPU(s)" if gpus else "no GPU: on the CPU"
+    click.echo(f"--trials-per-gpu {per_gpu}: {chosen} local workers ({where}); --workers N to choose")
+    return chosen
 
 
 def _load_for_run(study: str, profile: str | None, eval_tasks: str | None) -> ResolvedStudy:

@@ -96,8 +96,10 @@ def run_study(
     heartbeat: int = DEFAULT_HEARTBEAT,
     threads: int | None = None,
     checked: Checked | None = None,
+    per_gpu: int = 1,
 ) -> optuna.Study:
     """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted.
+    With `workers` >= 2, `per_gpu` of them share each GPU (harness.placement).
 
     Before anything is written: the inputs are loaded and the tracking store and the Optuna storage
     reached (harness.preflight; `checked` when the caller did that already), and this process takes the
@@ -110,7 +112,7 @@ def run_study(
         _delete_study(study, storage)
     opt = open_study(study, storage, create=True)
     settings = WorkerSettings(
-        storage_spec, checked.tracking_uri, checked.data_dir, heartbeat, threads, progress
+        storage_spec, checked.tracking_uri, checked.data_dir, heartbeat, threads, progress, per_gpu
     )
     with CoordinatorLease(opt, f"run-study {study.name} --profile {study.profile}"):
         return _coordinate(study, opt, storage, settings, workers, retry_failed)

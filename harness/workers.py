@@ -1,11 +1,11 @@
 """Worker processes of `run-study --workers N`, and the coordinator that only watches (`--workers 0`).
 
-N >= 2: N `harness worker` processes on this machine, each pinned to one GPU (CUDA_VISIBLE_DEVICES, round
-robin over the visible ones) and to `threads` CPU threads, forked from a server that imported the harness
-once (harness.forked: a worker starts in milliseconds instead of ~8 s of imports). A worker that exits
-abnormally (killed, preempted, crashed) has its running trial failed and queued again at once
-(harness.recovery), and a worker killed by a signal is replaced while trials remain (at most N
-replacements).
+N >= 2: N `harness worker` processes on this machine, each pinned to one GPU (CUDA_VISIBLE_DEVICES; K
+consecutive workers share one with --trials-per-gpu K, harness.placement) and to `threads` CPU threads,
+forked from a server that imported the harness once (harness.forked: a worker starts in milliseconds
+instead of ~8 s of imports). A worker that exits abnormally (killed, preempted, crashed) has its running
+trial failed and queued again at once (harness.recovery), and a worker killed by a signal is replaced
+while trials remain (at most N replacements).
 
 0: the trials are run by `harness worker` processes started elsewhere (other machines, Slurm, Kubernetes,
 docker-compose); the coordinator keeps the parent run open, fails trials whose heartbeat stopped (so that
@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 
 from harness import forked
 from harness.errors import HarnessError
+from harness.placement import gpu_of_each_worker, gpu_sharing
 from harness.recovery import others_running, requeue_dead_worker, wait_for_others
 from harness.signals import stop_signal
 from harness.study import default_storage, done_count, remaining
@@ -55,6 +56,7 @@ class WorkerSettings:
     heartbeat: int
     threads: int
     progress: bool
+    per_gpu: int = 1  # workers sharing each GPU (--trials-per-gpu)
 
     def command(self, study: ResolvedStudy, position: int) -> list[str]:
         cmd = [sys.executable, "-m", "harness", "worker", study.path, "--profile", study.profile]
@@ -68,13 +70,14 @@ def run_local_workers(
     study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, settings: WorkerSettings, workers: int
 ) -> None:
     """Start `workers` worker processes and supervise them until the study has no trial left."""
-    gpus = visible_gpus()
+    placed = gpu_of_each_worker(workers, visible_gpus(), settings.per_gpu)
     host = socket.gethostname()
 
     def start(index: int) -> subprocess.Popen[bytes] | forked.ForkedCommand:
         env = {**os.environ, "OMP_NUM_THREADS": str(settings.threads)}
-        if gpus:
-            env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
+        if placed[index] is not None:
+            env["CUDA_VISIBLE_DEVICES"] = placed[index]
+            env["HARNESS_GPU_SHARING"] = gpu_sharing() if settings.per_gpu > 1 else "exclusive"
         command = settings.command(study, index + 1)
         if forked.available():  # a fork of the preloaded server: no ~8 s of imports per worker
             return forked.start(command[3:], env)

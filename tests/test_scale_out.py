@@ -48,6 +48,7 @@ def test_compose_file_has_the_topology() -> None:
         assert SERVICES[f"worker-{index}"]["command"] == worker
         (gpu,) = SERVICES[f"worker-{index}"]["deploy"]["resources"]["reservations"]["devices"]
         assert gpu["device_ids"] == [str(index)] and gpu["capabilities"] == ["gpu"]
+        assert SERVICES[f"worker-{index}"]["deploy"]["replicas"] == "${TRIALS_PER_GPU:-1}"  # K on each GPU
     assert SERVICES["coordinator"]["depends_on"]["mlflow"]["condition"] == "service_healthy"
     assert SERVICES["mlflow"]["environment"]["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] == "false"  # no consumers
     for service in SERVICES.values():
