@@ -71,8 +71,8 @@ def cli() -> None:
     default=1,
     show_default=True,
     type=click.IntRange(min=0),
-    help="worker processes on this machine (one GPU each); 0: only coordinate workers started elsewhere "
-    "with `harness worker` (needs an RDB --storage)",
+    help="worker processes on this machine (one GPU each, or --trials-per-gpu K to a GPU); 0: only "
+    "coordinate workers started elsewhere with `harness worker` (needs an RDB --storage)",
 )
 @click.option(
     "--trials-per-gpu",
@@ -565,9 +565,9 @@ def skip_the_final_collection() -> None:
     """At exit, Python's finalisation runs a full garbage collection over every object the imports made
     (~500k: torch, transformers, MLflow): 1.1 s of the 1.3 s a worker-like process spent after its work
     had ended, on a 2-core AMD EPYC (bench/exit_cost.py: 1.34 s -> 0.22 s; `os._exit`: 0.07 s).
-    `gc.freeze()` as the last exit handler moves them
-    out of the collector's reach; objects are still freed by reference counting and every other exit
-    handler (logging's flush, MLflow's) has already run (atexit runs its handlers last registered first)."""
+    `gc.freeze()` as the last exit handler moves them out of the collector's reach; objects are still
+    freed by reference counting, and every other exit handler (logging's flush, MLflow's) has already run
+    (atexit runs its handlers last registered first)."""
     import atexit
     import gc
 

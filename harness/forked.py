@@ -8,7 +8,7 @@ and every replacement of a killed one, is then a fork of it that runs the real `
 its own argv and environment. The server only imports: no thread pool, no CUDA context exists before a
 fork, so each worker sets its own threads and `CUDA_VISIBLE_DEVICES` as a fresh process would (a module
 that touched CUDA at import time would break this; `_run_command` checks). Where the platform has no
-fork server (Windows) `start` says so and callers start `python -m harness` instead.
+fork server (Windows) `available()` says so and callers start `python -m harness` instead.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _run_command(args: list[str], env: dict[str, str], cwd: str, log: str | None
     try:
         import torch
 
-        assert not torch.cuda.is_initialized(), "the fork server initialised CUDA: workers cannot use it"
+        if torch.cuda.is_initialized():  # a preloaded module touched CUDA at import time
+            raise RuntimeError("the fork server initialised CUDA before forking: its workers cannot use it")
         module, _, name = ENTRY.partition(":")
         getattr(importlib.import_module(module), name)()
     except SystemExit as exc:
