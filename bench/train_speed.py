@@ -26,7 +26,7 @@ from harness.methods.pipeline import PipelineData
 from harness.methods.unsup_simcse import UnsupSimCSE
 from harness.model.encoder import Encoder, resolve_model_name
 from harness.run_spec import resolve_run
-from harness.stages.contrastive import wiki_sentences
+from harness.stages.contrastive.unsup import wiki_sentences
 
 
 def harness_step(model_name: str, sentences: list[str], steps: int, batch_size: int, precision: str) -> float:

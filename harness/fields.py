@@ -34,6 +34,14 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class TemperatureField(BaseModel):
+    """The softmax temperature tau of a contrastive loss over cosine similarities, declared once for every
+    stage and method that has one: SimCSE's (Gao et al. 2021, 0.05: `contrastive` and `fusion` stages)
+    and SupCL-Seq's (Sedghamiz et al. 2021, 0.05: harness.model.dropout_views)."""
+
+    temperature: float = Field(0.05, gt=0, description="the contrastive loss's softmax temperature tau")
+
+
 def refuse_set(params: BaseModel, fields: set[str], why: str) -> None:
     """Refuse fields the YAML set to other values than their defaults that this configuration does not
     read: one line, with the fix. Raised as ValueError so pydantic reports it as the run's validation

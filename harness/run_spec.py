@@ -4,6 +4,7 @@ settings, the method class and its validated parameters. Everything downstream t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.objectives.registry import Objective
+    from harness.stages.context import StageSources
     from harness.stages.registry import StageSpec
 
 
@@ -33,11 +35,19 @@ class ResolvedRun:
     paper_defaults: tuple[tuple[str, Any, Any], ...] = ()
     # the training stages, expanded and validated once here (a pipeline method's; none for the others)
     stages: tuple[StageSpec, ...] = ()
+    # the method's fields as the config wrote them and MLflow logs them (a preset's flat fields; unset:
+    # `params`)
+    fields: BaseModel | None = None
 
     def flat(self) -> dict[str, Any]:
         """Every resolved field in one flat dict (what MLflow logs as params), the variant's name first."""
         named = {"variant": self.variant} if self.variant is not None else {}
-        return {**named, **self.settings.model_dump(), **self.params.model_dump(by_alias=True)}
+        own = (self.fields or self.params).model_dump(by_alias=True)
+        return {**named, **self.settings.model_dump(), **own}
+
+    def sources(self, data_dir: Path) -> StageSources:
+        """Where this run's data readers look (the method's data fields beside the data root)."""
+        return self.method.sources(self, data_dir)
 
     @property
     def objective(self) -> type[Objective]:
@@ -97,8 +107,8 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
                 f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'"
             ) from None
         raise one_line_error(exc, where) from None
-    stages = method.expand_stages(params, where)
+    params, stages, fields = method.resolve(params, where)
     method.check(params, stages, where)
-    run = ResolvedRun(settings, method, params, variant, tuple(applied), stages)
+    run = ResolvedRun(settings, method, params, variant, tuple(applied), stages, fields)
     run.objective.check_metric(run, where)
     return run

@@ -24,7 +24,8 @@ def final_metrics(base: Path) -> dict[tuple[str, ...], dict[str, float]]:
         if db.parent.parent.is_symlink():  # pytest's `<name>current` link to the last folder
             continue
         reports = sorted((db.parent.parent / "reports").glob("*"))  # the test's own study: its report
-        test = reports[0].name if reports else db.parent.parent.name
+        # pytest numbers its folders in the order a worker ran them: the name without the number
+        test = reports[0].name if reports else db.parent.parent.name.rstrip("0123456789")
         with sqlite3.connect(db) as con:
             rows = con.execute(
                 "SELECT e.name, r.run_uuid, "

@@ -14,7 +14,7 @@ from harness.evaluate.encode import encode
 from harness.methods.pipeline import PipelineData
 from harness.model.encoder import Encoder
 from harness.run_spec import resolve_run
-from harness.stages.contrastive import wiki_sentences
+from harness.stages.contrastive.unsup import wiki_sentences
 from harness.train.loop import train
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -119,7 +119,12 @@ def test_chen_table_7_fine_tunes_the_table_5_nli_before_3_given_model() -> None:
     combiners = {v: list(r.stages)[-1].combiner for v, r in runs.items()}
     assert combiners == {"average": "average", "gradient_surgery": "pcgrad"}
     table6 = load_study("multitask_objective", "paper").grid_runs()
-    assert {r.params.combiner for r in table6} == {"average", "batch_round_robin", "epoch_round_robin"}
+    assert {list(r.stages)[-1].combiner for r in table6} == {
+        "average",
+        "batch_round_robin",
+        "epoch_round_robin",
+    }
+    assert {r.flat()["combiner"] for r in table6} == {"average", "batch_round_robin", "epoch_round_robin"}
 
 
 def test_david_paper_profile() -> None:

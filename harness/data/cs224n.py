@@ -13,7 +13,6 @@ import functools
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -144,8 +143,3 @@ def read_multitask(root: Path, quora_train: Path | None = None) -> MultitaskData
 def multitask_data(root: Path, quora_train: str | None = None) -> MultitaskData:
     """`read_multitask`, cached per process (every stage and objective of a trial reads the same sets)."""
     return read_multitask(root, Path(quora_train) if quora_train else None)
-
-
-def run_multitask_data(run: Any, data_dir: Path) -> MultitaskData:
-    """The CS224N sets of a run (cached); Quora train from the run's `quora_train` when it has one."""
-    return multitask_data(data_dir, getattr(run.params, "quora_train", None))

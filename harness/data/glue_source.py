@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 from harness.data.glue import GlueSplit, glue_split, glue_task, read_glue
 from harness.data.hub import load_hub_dataset
@@ -32,9 +31,8 @@ def read_glue_hub(name: str, split: str) -> GlueSplit:
     return glue_split(list(rows[first]), list(rows[second]) if second else None, list(rows["label"]), task)
 
 
-def run_glue(run: Any, data_dir: Path, name: str, split: str) -> GlueSplit:
-    """A split of a GLUE task from the run's source (the pipeline's `glue_source` and `glue_dir`)."""
-    if getattr(run.params, "glue_source", "local") == "hub":
+def glue_split_from(source: str, data_dir: Path, glue_dir: str | None, name: str, split: str) -> GlueSplit:
+    """A split of a GLUE task from `source` ("local": `<glue_dir or data_dir/glue>/<TASK>/`; "hub")."""
+    if source == "hub":
         return read_glue_hub(name, split)
-    glue_dir = getattr(run.params, "glue_dir", None)
     return read_glue(data_dir, name, split, Path(glue_dir).expanduser() if glue_dir else None)

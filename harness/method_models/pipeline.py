@@ -18,6 +18,7 @@ from harness.method_models.tasks import TaskModel
 from harness.methods.params import ProjectionParams
 from harness.methods.pipeline import GLUE_FIELDS, HEAD_ONLY, PipelineData
 from harness.model.projection import ProjectedEncoder, projection_head
+from harness.stages.context import StageContext
 
 if TYPE_CHECKING:
     from harness.methods.base import Method
@@ -49,12 +50,14 @@ class PipelineModel(TaskModel):
         if any(s.needs_projection for s in self.specs) and params.mlp_projection:
             with own_seed("projection"):
                 self.projection = projection_head(encoder.hidden_size, params.projection)
+        self.stage_modules: list[str] = []
         for spec in self.specs:
             with own_seed(f"modules of {spec.kind}: {spec.variety}"):
                 built = spec.modules(encoder.hidden_size)
             for name, module in built.items():
                 if name not in self._modules:
                     self.add_module(name, module)
+                    self.stage_modules.append(name)
 
     def stage_descriptions(self, config: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Method fields acting on every stage (all but the stage list and the groups below), and per
@@ -93,17 +96,24 @@ class PipelineModel(TaskModel):
     def eval_encoder(self) -> nn.Module:
         """The embedding evaluation scores: the projection on top with `mlp_at_test` (supervised SimCSE,
         princeton-nlp/SimCSE@49fa580 simcse/models.py:262), else the encoder alone."""
-        if getattr(self.params, "mlp_at_test", False) and self.projection is not None:
+        if self.params.mlp_at_test and self.projection is not None:
             return ProjectedEncoder(self.encoder, self.projection)
         return self.encoder
 
     def task_data(self, data: PipelineData) -> MultitaskData | None:
         return data.tasks
 
+    def context(self) -> StageContext:
+        """What the stages train: this model's encoder, projection, heads and stage modules."""
+        heads = self if self.sentiment is not None else None
+        modules = {name: module for name, module in self.named_children() if name in self.stage_modules}
+        return StageContext(self.encoder, self.projection, heads, modules)
+
     def stages(self, config: Any, data: PipelineData) -> list[Stage]:
         """The loop's stages; with a task objective, the stages before the first one that trains for it
         (pre-training, the task heads still random) are not dev-scored."""
-        stages = [spec.build(self, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
+        ctx = self.context()
+        stages = [spec.build(ctx, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]
         for spec, stage, scored in zip(self.specs, stages, self.stages_scored(), strict=True):
             stage.scored = scored
             stage.first_epoch = spec.first_epoch(config)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from harness.data.cs224n import MultitaskData
 from harness.losses import binary_cross_entropy, cross_entropy, mse
@@ -43,6 +44,10 @@ class TaskModel(MethodModel):
     def tasks(self) -> tuple[str, ...]:
         """The tasks scored on dev (the declaration's `scored_tasks`)."""
         return self.method.scored_tasks(self.params, self.specs)
+
+    def head_parameters(self) -> list[nn.Parameter]:
+        """The heads' parameters (what a `heads_only` stage trains)."""
+        return [p for head in (self.sentiment, self.pairs) if head for p in head.parameters()]
 
     def task_data(self, data: Any) -> MultitaskData:
         """The CS224N sets inside what `load_train_data` returned (scored on their dev splits)."""

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from harness.data.train_sets import NLISource
+from harness.stages.context import StageSources
+
 if TYPE_CHECKING:
     from harness.method_models.base import MethodModel
     from harness.model.encoder import Encoder
@@ -51,10 +54,11 @@ class Method:
     run_defaults_source: ClassVar[str] = ""  # where they come from (paper section, repo@commit file:line)
 
     @classmethod
-    def expand_stages(cls, params: Any, where: str) -> tuple[StageSpec, ...]:
-        """The training stages this configuration expands to, validated: called once, when the run is
-        resolved (`ResolvedRun.stages`); a method that is not a pipeline of stages has none."""
-        return ()
+    def resolve(cls, params: BaseModel, where: str) -> tuple[BaseModel, tuple[StageSpec, ...], BaseModel]:
+        """(the parameters the model is built from, the training stages expanded and validated, the
+        fields as logged): called once, when the run is resolved (`ResolvedRun`). A method that is not a
+        pipeline of stages has none, and logs its parameters as they are."""
+        return params, (), params
 
     @classmethod
     def objective_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
@@ -64,6 +68,14 @@ class Method:
     @classmethod
     def check(cls, params: Any, stages: tuple[StageSpec, ...], where: str) -> None:
         """Checks across a method's fields beyond `Params` (called once when the run is resolved)."""
+
+    @classmethod
+    def sources(cls, run: ResolvedRun, data_dir: Path) -> StageSources:
+        """Where this run's readers look: the data root and the SNLI setting (a pipeline adds its own
+        data fields: the Quora training file, the GLUE source)."""
+        settings = run.settings
+        nli = NLISource(settings.train_data, tuple(settings.snli_splits), settings.train_limit)
+        return StageSources(data_dir, nli=nli)
 
     @classmethod
     def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> Sequence[Any]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from harness.data.cs224n import MultitaskData, run_multitask_data
+from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
 from harness.fields import Strict
 from harness.methods.base import DataSources, Method
@@ -87,4 +87,4 @@ class Ensemble(Method):
 
         p = run.params
         chosen = choose_runs(Tracker(sources.tracking_uri), p.source_study, p.source_profile, p.top_k)
-        return run_multitask_data(run, sources.data_dir), chosen
+        return cls.sources(run, sources.data_dir).tasks(), chosen

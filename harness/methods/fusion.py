@@ -5,26 +5,22 @@ two steps are separate updates, never projected (PCGrad is refused)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.methods.paper_defaults import CHEN_SOURCE, CHEN_STRATEGIES
-from harness.methods.params import MultitaskParams, SimCSEParams
-from harness.methods.pipeline import PipelineMethod
+from harness.methods.params import HeadParams, ProjectionParams
+from harness.methods.preset import SINGLE_TASK, Preset, single_task
 from harness.registry import register_method
-from harness.stages.fusion import FusionStage
-from harness.stages.registry import StageSpec
-
-
-class FusionParams(MultitaskParams, SimCSEParams):
-    """Heads, the task schedule, SimCSE's temperature and projection."""
 
 
 @register_method("fusion")
-class Fusion(PipelineMethod):
-    Params = FusionParams
+class Fusion(Preset):
+    """Heads, the task schedule, SimCSE's temperature and projection."""
+
+    template = ({"fusion": "multitask"},)
+    aliases: ClassVar[dict[str, str]] = {"combiner": "fusion.combiner", "temperature": "fusion.temperature"}
+    own_fields: ClassVar[dict[str, tuple[Any, Any]]] = SINGLE_TASK
+    groups = (HeadParams, ProjectionParams)
+    rules = (single_task,)
     run_defaults = CHEN_STRATEGIES
     run_defaults_source = CHEN_SOURCE
-
-    @classmethod
-    def pipeline(cls, params: Any) -> list[StageSpec]:
-        return [FusionStage.from_params(params, temperature=params.temperature)]

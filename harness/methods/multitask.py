@@ -4,20 +4,22 @@ epoch round robin, PCGrad, or a single task. One `finetune` stage on the run's s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.methods.paper_defaults import MINBERT, MINBERT_SOURCE
-from harness.methods.pipeline import PipelineMethod
+from harness.methods.params import HeadParams
+from harness.methods.preset import SINGLE_TASK, Preset, single_task
 from harness.registry import register_method
-from harness.stages.finetune import FinetuneStage
-from harness.stages.registry import StageSpec
 
 
 @register_method("multitask")
-class MultitaskFinetune(PipelineMethod):
+class MultitaskFinetune(Preset):
+    """Heads and the task schedule: multi-task fine-tuning."""
+
+    template = ({"finetune": "multitask"},)
+    aliases: ClassVar[dict[str, str]] = {"combiner": "finetune.combiner"}
+    own_fields: ClassVar[dict[str, tuple[Any, Any]]] = SINGLE_TASK
+    groups = (HeadParams,)
+    rules = (single_task,)
     run_defaults = MINBERT
     run_defaults_source = MINBERT_SOURCE
-
-    @classmethod
-    def pipeline(cls, params: Any) -> list[StageSpec]:
-        return [FinetuneStage.from_params(params)]

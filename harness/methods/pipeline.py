@@ -10,7 +10,8 @@
 
 Each stage has its own data, epochs, lr, batch size and step budget (unset: the run's). The built-in
 methods contrastive_first, supervised_first, fusion, multitask, frozen, unsup_simcse and sup_simcse are
-presets: their flat fields translate into such a list (`PipelineMethod.pipeline`).
+presets: data-level macros whose flat fields are written into such a list at resolution
+(harness.methods.preset).
 
 The model (harness.method_models.pipeline) builds the CS224N heads when a stage trains them, the
 projection (harness.model.projection; training only unless `mlp_at_test`) when a stage is contrastive,
@@ -21,18 +22,20 @@ contrastive. Stages that read GLUE read it from `glue_source` / `glue_dir` (harn
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from harness.config import one_line_error
-from harness.data.cs224n import MultitaskData, run_multitask_data
+from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
 from harness.fields import refuse_set
 from harness.methods.base import DataSources
 from harness.methods.params import HeadParams, ProjectionParams
 from harness.methods.tasks import TaskMethod
 from harness.registry import register_method
+from harness.stages.context import StageSources
 from harness.stages.registry import StageEntry, StageSpec, expand
 from harness.train.multitask import TASKS
 
@@ -71,31 +74,30 @@ class PipelineData(NamedTuple):
 
 
 class PipelineMethod(TaskMethod):
-    """Base of every pipeline method; a preset overrides `pipeline` to build its stages from its fields.
-    Its model (harness.method_models.pipeline) builds the modules its stages train."""
+    """Base of every pipeline method (`pipeline` itself and the presets, harness.methods.preset): its
+    parameters are a `PipelineParams`, its stages theirs. Its model (harness.method_models.pipeline)
+    builds the modules its stages train."""
 
     model = "harness.method_models.pipeline:PipelineModel"
 
     @classmethod
-    def pipeline(cls, params: Any) -> list[StageSpec]:
-        """The stages a configuration's fields say (a preset overrides this); called only by
-        `expand_stages`, when the run is resolved: everything else reads `ResolvedRun.stages`."""
-        return expand(params.stages)
+    def resolve(cls, params: Any, where: str) -> tuple[Any, tuple[StageSpec, ...], Any]:
+        return params, tuple(expand(params.stages)), params
 
     @classmethod
-    def expand_stages(cls, params: Any, where: str) -> tuple[StageSpec, ...]:
-        try:
-            return tuple(cls.pipeline(params))
-        except ValidationError as exc:
-            raise one_line_error(exc, where) from None
+    def sources(cls, run: Any, data_dir: Path) -> StageSources:
+        """The pipeline's data fields beside the data root and the SNLI setting."""
+        p: PipelineParams = run.params
+        base = super().sources(run, data_dir)
+        return replace(base, quora_train=p.quora_train, glue_source=p.glue_source, glue_dir=p.glue_dir)
 
     @classmethod
     def check(cls, params: Any, stages: tuple[StageSpec, ...], where: str) -> None:
-        if getattr(params, "score_tasks", "trained") == "all":
+        if params.score_tasks == "all":
             problem = untrained_heads_problem(params, cls.trained_tasks(params, stages))
             if problem:
                 raise HarnessError(f"{where}: 'score_tasks: all' {problem}")
-        if getattr(params, "mlp_at_test", False) and cls.objective_name(params, stages) != "sts":
+        if params.mlp_at_test and cls.objective_name(params, stages) != "sts":
             raise HarnessError(
                 f"{where}: 'mlp_at_test' applies to runs scored on their embeddings (STS), and this one is "
                 f"scored by its '{cls.objective_name(params, stages)}' heads; remove it"
@@ -113,9 +115,9 @@ class PipelineMethod(TaskMethod):
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> PipelineData:
-        specs = run.stages
-        tasks = run_multitask_data(run, sources.data_dir) if any(s.needs_heads for s in specs) else None
-        return PipelineData(tasks, [spec.load(run, sources) for spec in specs])
+        specs, where = run.stages, cls.sources(run, sources.data_dir)
+        tasks = where.tasks() if any(s.needs_heads for s in specs) else None
+        return PipelineData(tasks, [spec.load(where) for spec in specs])
 
 
 class PipelineParams(HeadParams, ProjectionParams):

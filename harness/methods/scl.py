@@ -35,7 +35,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.choices import Anchors, Draw, NLIHead
 from harness.data.nli import NLIGroup
-from harness.data.train_sets import load_nli
 from harness.fields import parse_selection, refuse_set
 from harness.methods.base import DataSources, Method
 from harness.registry import register_method
@@ -98,4 +97,4 @@ class SupervisedContrastiveNLI(Method):
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> Sequence[NLIGroup]:
-        return load_nli(run.settings, sources.data_dir)
+        return cls.sources(run, sources.data_dir).nli_groups()

@@ -11,38 +11,37 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field
 
-from harness.fields import refuse_set, split_commas
-from harness.methods.params import ContrastiveDataParams, SimCSEParams, SupervisedPairParams
-from harness.methods.pipeline import PipelineMethod
+from harness.fields import split_commas
+from harness.methods.params import ProjectionParams
+from harness.methods.preset import CONTRASTIVE_FIELDS, Entries, Preset
 from harness.registry import register_method
-from harness.stages.contrastive import ContrastiveStage
-from harness.stages.registry import StageSpec
 
-
-class SupParams(SimCSEParams, ContrastiveDataParams, SupervisedPairParams):
-    sup_data: Annotated[list[Literal["quora", "nli"]], BeforeValidator(split_commas)] = Field(
-        default_factory=lambda: ["quora"], min_length=1, description='stages in order, e.g. "quora,nli"'
-    )
-    mlp_at_test: bool | None = Field(  # type: ignore[assignment]
-        None, description="evaluate the projected embedding; default: yes with nli in sup_data (SimCSE)"
-    )
-
-    @model_validator(mode="after")
-    def _negatives_of_the_data(self) -> SupParams:
-        if "quora" not in self.sup_data:
-            refuse_set(self, {"quora_negatives"}, "without quora in sup_data")
-        if "nli" not in self.sup_data:
-            refuse_set(self, {"hard_negative_weight"}, "without nli in sup_data")
-        if self.mlp_at_test is None:
-            self.mlp_at_test = self.mlp_projection and "nli" in self.sup_data
-        return self
+SupData = Annotated[list[Literal["quora", "nli"]], BeforeValidator(split_commas)]
 
 
 @register_method("sup_simcse")
-class SupSimCSE(PipelineMethod):
-    Params = SupParams
+class SupSimCSE(Preset):
+    """SimCSE's loss and projection, the supervised data in order, its negatives."""
+
+    template = ({"contrastive": "sup_quora"}, {"contrastive": "sup_nli"})
+    aliases: ClassVar[dict[str, str]] = {
+        **CONTRASTIVE_FIELDS,
+        "quora_negatives": "contrastive.quora_negatives",
+        "hard_negative_weight": "contrastive.hard_negative_weight",
+    }
+    groups = (ProjectionParams,)
+    own_fields: ClassVar[dict[str, tuple[Any, Any]]] = {
+        "sup_data": (
+            SupData,
+            Field(
+                default_factory=lambda: ["quora"],
+                min_length=1,
+                description='stages in order, e.g. "quora,nli"',
+            ),
+        )
+    }
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls_before_pooler", "epochs": 3, "batch_size": 512, "lr": 5e-5, "max_seq_length": 32,
         "warmup_ratio": 0.0,
@@ -50,5 +49,13 @@ class SupSimCSE(PipelineMethod):
     run_defaults_source = "princeton-nlp/SimCSE@49fa580 run_sup_example.sh:22-32"
 
     @classmethod
-    def pipeline(cls, params: Any) -> list[StageSpec]:
-        return [ContrastiveStage.from_params(f"sup_{d}", params) for d in params.sup_data]
+    def entries(cls, params: BaseModel) -> Entries:
+        return [{"contrastive": f"sup_{data}"} for data in params.sup_data]  # type: ignore[attr-defined]
+
+    @classmethod
+    def method_fields(cls, params: BaseModel) -> dict[str, Any]:
+        """`mlp_at_test` unset: yes when NLI is trained (SimCSE's supervised model), else no."""
+        fields = super().method_fields(params)
+        if "mlp_at_test" not in fields:
+            fields["mlp_at_test"] = params.mlp_projection and "nli" in params.sup_data  # type: ignore[attr-defined]
+        return fields

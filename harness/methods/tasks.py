@@ -6,23 +6,23 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from harness.data.cs224n import MultitaskData, run_multitask_data
+from harness.data.cs224n import MultitaskData
 from harness.methods.base import DataSources, Method
-from harness.methods.params import MultitaskParams, SentimentHeadParams
+from harness.methods.params import HeadParams, SentimentHeadParams
 from harness.train.multitask import TASKS
 
 
 class TaskMethod(Method):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
-    Params: ClassVar[type[SentimentHeadParams]] = MultitaskParams
+    Params: ClassVar[type[SentimentHeadParams]] = HeadParams
     objective = "multitask"
     model = "harness.method_models.tasks:TaskModel"
 
     @classmethod
     def trained_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
-        """The tasks this configuration trains."""
-        return (params.single_task,) if params.combiner == "single" else TASKS
+        """The tasks this configuration trains (all three unless a method says otherwise)."""
+        return TASKS
 
     @classmethod
     def scored_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
@@ -33,4 +33,4 @@ class TaskMethod(Method):
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> MultitaskData:
-        return run_multitask_data(run, sources.data_dir)
+        return cls.sources(run, sources.data_dir).tasks()

@@ -10,26 +10,20 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from harness.methods.params import ContrastiveDataParams, SimCSEParams, UnsupDataParams
-from harness.methods.pipeline import PipelineMethod
+from harness.methods.params import ProjectionParams
+from harness.methods.preset import CONTRASTIVE_FIELDS, Preset
 from harness.registry import register_method
-from harness.stages.contrastive import ContrastiveStage
-from harness.stages.registry import StageSpec
-
-
-class UnsupParams(SimCSEParams, ContrastiveDataParams, UnsupDataParams):
-    """SimCSE's loss, the sentences and their batching."""
 
 
 @register_method("unsup_simcse")
-class UnsupSimCSE(PipelineMethod):
-    Params = UnsupParams
+class UnsupSimCSE(Preset):
+    """SimCSE's loss and projection, the sentences and their batching."""
+
+    template = ({"contrastive": "unsup"},)
+    aliases: ClassVar[dict[str, str]] = {**CONTRASTIVE_FIELDS, "contrastive_data": "contrastive.data"}
+    groups = (ProjectionParams,)
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls_before_pooler", "epochs": 1, "batch_size": 64, "lr": 3e-5, "max_seq_length": 32,
         "warmup_ratio": 0.0,
     }  # fmt: skip
     run_defaults_source = "princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20"
-
-    @classmethod
-    def pipeline(cls, params: Any) -> list[StageSpec]:
-        return [ContrastiveStage.from_params("unsup", params)]

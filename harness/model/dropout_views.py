@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from harness.fields import Probabilities
+from harness.fields import Probabilities, TemperatureField
 
 if TYPE_CHECKING:  # torch is imported where a view is made: stage specs read these fields without it
     import torch
@@ -36,11 +36,11 @@ if TYPE_CHECKING:  # torch is imported where a view is made: stage specs read th
 T = TypeVar("T")
 
 
-class DropoutViewFields(BaseModel):
-    """The fields of a SupCL-Seq stage (the `supcl_seq` method's, the `glue_supcon` stage kind's)."""
+class DropoutViewFields(TemperatureField):
+    """The fields of a SupCL-Seq stage (the `supcl_seq` method's, the `glue_supcon` stage kind's); the
+    temperature is SupCL-Seq's tau (0.05, Appendix A)."""
 
     views: Probabilities = Field(default_factory=lambda: [0.0, 0.1, 0.2], min_length=2)
-    temperature: float = Field(0.05, gt=0)
     normalize: bool = Field(True, description="L2-normalise the views (footnote 2); false: raw inner product")
     view_passes: Literal["listed", "authors_loop"] = Field(
         "listed",

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.data.glue import GlueSplit, glue_task
-from harness.data.glue_source import run_glue
 from harness.objectives.registry import Objective, register_objective
 from harness.stages.glue import glue_outputs
 
@@ -43,17 +42,19 @@ def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[st
 def glue_predictions(
     model: Any, task: str, split: GlueSplit, batch_size: int, amp_dtype: torch.dtype | None = None
 ) -> np.ndarray:
-    """Class indices (or scores) for every example, in eval mode, under the trial's autocast dtype."""
+    """Class indices (or scores) for every example, in eval mode, under the trial's autocast dtype;
+    `model` is the pipeline's (its `context()`: the encoder and the task's head)."""
     import torch
 
     from harness.device import autocast
 
     was_training = model.training
     model.eval()
+    ctx = model.context()
     try:
-        with torch.inference_mode(), autocast(model.encoder.device, amp_dtype):
+        with torch.inference_mode(), autocast(ctx.encoder.device, amp_dtype):
             starts = range(0, len(split), batch_size)
-            outputs = [glue_outputs(model, task, split, list(range(i, min(i + batch_size, len(split)))))
+            outputs = [glue_outputs(ctx, task, split, list(range(i, min(i + batch_size, len(split)))))
                        for i in starts]  # fmt: skip
     finally:
         model.train(was_training)
@@ -73,7 +74,7 @@ class GlueObjective(Objective):
         return glue_stage_task(self.run)
 
     def scores(self) -> tuple[dict[str, float], np.ndarray]:
-        dev = run_glue(self.run, self.data_dir, self.task, "dev")
+        dev = self.run.sources(self.data_dir).glue(self.task, "dev")
         amp = self.encode.amp_dtype if self.encode is not None else None
         predictions = glue_predictions(self.model, self.task, dev, self.run.settings.eval_batch_size, amp)
         return glue_scores(self.task, predictions, dev.targets), predictions
@@ -90,4 +91,4 @@ class GlueObjective(Objective):
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
-        run_glue(run, data_dir, glue_stage_task(run), "dev")
+        run.sources(data_dir).glue(glue_stage_task(run), "dev")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.data.cs224n import run_multitask_data, train_as_dev
+from harness.data.cs224n import train_as_dev
 from harness.objectives.registry import Objective, register_objective
 
 SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson"}
@@ -54,4 +54,4 @@ class MultitaskObjective(Objective):
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
-        run_multitask_data(run, data_dir)
+        run.sources(data_dir).tasks()

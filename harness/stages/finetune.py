@@ -5,16 +5,18 @@ trains all three with a combiner (harness.train.multitask: average, batch / epoc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from harness.data.cs224n import MultitaskData, run_multitask_data
+from harness.data.cs224n import MultitaskData
 from harness.fields import refuse_set
 from harness.stages.registry import StageSpec, register_stage
 from harness.train.multitask import COMBINERS, TASKS, Combiner, schedule
 
 if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 Tasks = Literal["multitask", "sst", "quora", "sts"]
@@ -26,7 +28,10 @@ class TaskStage(StageSpec):
     needs_heads = True
     objective = "multitask"
 
-    combiner: Combiner = Field("average", description="finetune: multitask only")
+    combiner: Combiner = Field(
+        "average",
+        description="how the three tasks share the steps (harness.train.multitask); multitask stages only",
+    )
     heads_only: bool = Field(False, description="freeze the encoder, train only the heads")
 
     @model_validator(mode="after")
@@ -40,13 +45,6 @@ class TaskStage(StageSpec):
     def unread(self) -> set[str]:
         return {"combiner"} if self.variety != "multitask" else set()
 
-    @classmethod
-    def from_params(cls, params: Any, **fields: Any) -> TaskStage:
-        """The stage a preset's `combiner` / `single_task` fields describe."""
-        if params.combiner == "single":
-            return cls(**{cls.kind: params.single_task}, **fields)
-        return cls(**{cls.kind: "multitask"}, combiner=params.combiner, **fields)
-
     def reads_quora(self) -> bool:
         return "quora" in self.tasks
 
@@ -54,25 +52,24 @@ class TaskStage(StageSpec):
     def tasks(self) -> tuple[str, ...]:
         return TASKS if self.variety == "multitask" else (self.variety,)
 
-    def load(self, run: Any, sources: Any) -> MultitaskData:
-        return run_multitask_data(run, sources.data_dir)
+    def load(self, sources: StageSources) -> MultitaskData:
+        return sources.tasks()
 
-    def build(self, method: Any, settings: Any, data: MultitaskData) -> Stage:
+    def build(self, ctx: StageContext, settings: RunConfig, data: MultitaskData) -> Stage:
         """Fine-tuning on the tasks: one step's loss is the mean of its task losses (or PCGrad)."""
         from harness.train.loop import Stage
 
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         sizes = {"sst": len(data.sst_train), "quora": len(data.quora_train), "sts": len(data.sts_train)}
         combiner, single = ("single", self.variety) if self.variety != "multitask" else (self.combiner, "sst")
-        heads = lambda: [p for head in (method.sentiment, method.pairs) if head for p in head.parameters()]  # noqa: E731
         return Stage(
             "tasks",
             lambda rng: schedule(sizes, batch_size, combiner, rng, single),
-            [lambda step: method.step_loss(step, data)],
+            [lambda step: ctx.heads().step_loss(step, data)],
             epochs,
             lr,
             max_steps,
-            trainable=heads if self.heads_only else None,
+            trainable=(lambda: ctx.heads().head_parameters()) if self.heads_only else None,
             combine=COMBINERS[combiner].backward,
         )
 

@@ -4,17 +4,20 @@ batch. The two steps are separate updates, so a combiner that projects gradients
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from harness.data.cs224n import MultitaskData
-from harness.stages.contrastive import unsup_loss
+from harness.fields import TemperatureField
+from harness.stages.contrastive import simcse_loss
 from harness.stages.finetune import Tasks, TaskStage
 from harness.stages.registry import register_stage
 from harness.train.multitask import COMBINERS
 
 if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.stages.context import StageContext
     from harness.train.loop import Stage
 
 
@@ -31,11 +34,10 @@ def step_sentences(step: dict[str, list[int]], data: MultitaskData) -> list[str]
 
 
 @register_stage("fusion")
-class FusionStage(TaskStage):
+class FusionStage(TaskStage, TemperatureField):
     needs_projection = True
 
     fusion: Tasks
-    temperature: float = Field(0.05, gt=0)
 
     @model_validator(mode="after")
     def _no_projected_gradients(self) -> FusionStage:
@@ -48,9 +50,9 @@ class FusionStage(TaskStage):
             )
         return self
 
-    def build(self, method: Any, settings: Any, data: MultitaskData) -> Stage:
-        stage = super().build(method, settings, data)
+    def build(self, ctx: StageContext, settings: RunConfig, data: MultitaskData) -> Stage:
+        stage = super().build(ctx, settings, data)
         stage.name = "fusion"
-        simcse = lambda step: unsup_loss(method, step_sentences(step, data), self.temperature)  # noqa: E731
+        simcse = lambda step: simcse_loss(ctx, step_sentences(step, data), self.temperature)  # noqa: E731
         stage.updates = [*stage.updates, simcse]
         return stage

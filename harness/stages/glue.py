@@ -14,12 +14,11 @@ an interpretation (the same views as SupCL-Seq, cross-entropy in place of the co
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from harness.data.glue import GLUE_TASKS, GlueSplit, glue_task
-from harness.data.glue_source import run_glue
 from harness.fields import Probabilities
 from harness.model.dropout_views import dropout_passes
 from harness.stages.registry import StageSpec, register_stage
@@ -29,6 +28,9 @@ if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is bu
     import torch
     from torch import nn
 
+    from harness.config import RunConfig
+    from harness.model.encoder import Encoder
+    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 GlueTaskName = Literal[tuple(GLUE_TASKS)]  # type: ignore[valid-type]
@@ -38,7 +40,7 @@ def head_name(task: str) -> str:
     return "glue_" + task.replace("-", "").lower()
 
 
-def glue_embed(encoder: Any, split: GlueSplit, rows: list[int]) -> torch.Tensor:
+def glue_embed(encoder: Encoder, split: GlueSplit, rows: list[int]) -> torch.Tensor:
     """The pooled embeddings [len(rows), d] of the rows' sentences, or of their pairs encoded jointly."""
     first = [split.first[i] for i in rows]
     if split.second is None:
@@ -46,9 +48,9 @@ def glue_embed(encoder: Any, split: GlueSplit, rows: list[int]) -> torch.Tensor:
     return encoder.embed_pairs(first, [split.second[i] for i in rows])
 
 
-def glue_outputs(method: Any, task: str, split: GlueSplit, rows: list[int]) -> torch.Tensor:
+def glue_outputs(ctx: StageContext, task: str, split: GlueSplit, rows: list[int]) -> torch.Tensor:
     """The task head's outputs [len(rows), classes] (one column for regression)."""
-    return getattr(method, head_name(task))(glue_embed(method.encoder, split, rows))
+    return ctx.module(head_name(task))(glue_embed(ctx.encoder, split, rows))
 
 
 def glue_loss(outputs: torch.Tensor, targets: torch.Tensor, regression: bool) -> torch.Tensor:
@@ -84,26 +86,26 @@ class GlueStage(StageSpec):
             head_name(self.glue): nn.Sequential(nn.Dropout(self.head_dropout), nn.Linear(hidden, outputs))
         }
 
-    def load(self, run: Any, sources: Any) -> GlueSplit:
-        return run_glue(run, sources.data_dir, self.glue, "train")
+    def load(self, sources: StageSources) -> GlueSplit:
+        return sources.glue(self.glue, "train")
 
-    def build(self, method: Any, settings: Any, data: GlueSplit) -> Stage:
+    def build(self, ctx: StageContext, settings: RunConfig, data: GlueSplit) -> Stage:
         import torch
 
         from harness.train.loop import Stage
 
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         regression = glue_task(self.glue).labels is None
-        head = getattr(method, head_name(self.glue))
+        head = ctx.module(head_name(self.glue))
 
         def loss(rows: list[int]) -> dict[str, torch.Tensor]:
-            targets = torch.as_tensor(data.targets[rows], device=method.encoder.device)
+            targets = torch.as_tensor(data.targets[rows], device=ctx.encoder.device)
 
             def outputs() -> torch.Tensor:
-                return glue_outputs(method, self.glue, data, rows)
+                return glue_outputs(ctx, self.glue, data, rows)
 
             probabilities = list(self.dropout_views or [])
-            views = dropout_passes(method.encoder, probabilities, outputs) if probabilities else [outputs()]
+            views = dropout_passes(ctx.encoder, probabilities, outputs) if probabilities else [outputs()]
             return {"loss": torch.stack([glue_loss(o, targets, regression) for o in views]).mean()}
 
         def batches(rng: random.Random) -> list[list[int]]:

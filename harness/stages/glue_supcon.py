@@ -13,12 +13,11 @@ It trains no head, so a pipeline follows it with the linear probe on the frozen 
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.data.glue import GlueSplit, supcon_labels
-from harness.data.glue_source import run_glue
 from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
 from harness.stages.glue import GlueTaskName, glue_embed
 from harness.stages.registry import StageSpec, register_stage
@@ -27,6 +26,8 @@ from harness.train.batching import random_batches
 if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is built
     import torch
 
+    from harness.config import RunConfig
+    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 
@@ -37,30 +38,30 @@ class GlueSupConStage(StageSpec, DropoutViewFields):
     def reads_glue(self) -> bool:
         return True
 
-    def load(self, run: Any, sources: Any) -> GlueSplit:
-        return run_glue(run, sources.data_dir, self.glue_supcon, "train")
+    def load(self, sources: StageSources) -> GlueSplit:
+        return sources.glue(self.glue_supcon, "train")
 
     def loss(
-        self, method: Any, data: GlueSplit, classes: np.ndarray, passes: ViewPasses, rows: list[int]
+        self, ctx: StageContext, data: GlueSplit, classes: np.ndarray, passes: ViewPasses, rows: list[int]
     ) -> torch.Tensor:
         """supcon over the views of the rows' examples; `classes`: every example's (`supcon_labels`)."""
         import torch
 
-        labels = torch.as_tensor(classes[rows], device=method.encoder.device)
-        embed = lambda: glue_embed(method.encoder, data, rows)  # noqa: E731
-        return supcon_views(method.encoder, self, passes, embed, labels)
+        labels = torch.as_tensor(classes[rows], device=ctx.encoder.device)
+        embed = lambda: glue_embed(ctx.encoder, data, rows)  # noqa: E731
+        return supcon_views(ctx.encoder, self, passes, embed, labels)
 
-    def build(self, method: Any, settings: Any, data: GlueSplit) -> Stage:
+    def build(self, ctx: StageContext, settings: RunConfig, data: GlueSplit) -> Stage:
         from harness.train.loop import Stage
 
         epochs, lr, batch_size, max_steps = self.schedule(settings)
         classes = supcon_labels(self.glue_supcon, data.targets)
-        passes = ViewPasses(self, model_dropout(method.encoder))
+        passes = ViewPasses(self, model_dropout(ctx.encoder))
 
         def batches(rng: random.Random) -> list[list[int]]:
             return random_batches(list(range(len(data))), batch_size, rng)
 
         def loss(rows: list[int]) -> dict[str, torch.Tensor]:
-            return {"loss": self.loss(method, data, classes, passes, rows)}
+            return {"loss": self.loss(ctx, data, classes, passes, rows)}
 
         return Stage(f"glue_supcon-{self.glue_supcon}", batches, [loss], epochs, lr, max_steps)

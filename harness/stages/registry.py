@@ -20,13 +20,15 @@ from pydantic import (
     SerializeAsAny,
     model_serializer,
 )
+from pydantic.fields import FieldInfo
 
 from harness.registry import Registry
 
 if TYPE_CHECKING:  # a stage's torch parts are imported where it is built: specs validate without torch
     from torch import nn
 
-    from harness.methods.base import DataSources
+    from harness.config import RunConfig
+    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 
@@ -46,6 +48,26 @@ class StageSpec(BaseModel):
     lr: float | None = Field(None, gt=0, description="unset: the run's lr")
     batch_size: int | None = Field(None, gt=1, description="unset: the run's batch_size")
     max_steps: int | None = Field(None, ge=0, description="step budget; 0: none; unset: the run's max_steps")
+
+    @classmethod
+    def parse(cls, entry: dict[str, Any]) -> StageSpec:
+        """A YAML entry of this kind as its spec (a kind with varieties picks the variety's class)."""
+        return cls.variety_class(entry).model_validate(entry)
+
+    @classmethod
+    def variety_class(cls, entry: dict[str, Any]) -> type[StageSpec]:
+        """The class an entry of this kind validates as (a kind with a class per variety picks it)."""
+        return cls
+
+    @classmethod
+    def variety_classes(cls) -> list[type[StageSpec]]:
+        """Every class of this kind (one, unless each variety has its own)."""
+        return [cls]
+
+    @classmethod
+    def variety_field(cls) -> FieldInfo:
+        """The field of the kind's own key (its type lists the varieties)."""
+        return cls.model_fields[cls.kind]
 
     def first_epoch(self, settings: Any) -> int:
         """The epoch its shuffling starts at: a repeated stage's k-th pass goes on where the last ended."""
@@ -88,12 +110,12 @@ class StageSpec(BaseModel):
         run = (settings.epochs, settings.lr, settings.batch_size, settings.max_steps)
         return tuple(r if o is None else o for o, r in zip(own, run, strict=True))  # type: ignore[return-value]
 
-    def load(self, run: Any, sources: DataSources) -> Any:
+    def load(self, sources: StageSources) -> Any:
         """This stage's training data (also called by the runner's preflight)."""
         raise NotImplementedError
 
-    def build(self, method: Any, settings: Any, data: Any) -> Stage:
-        """The loop's `Stage` over `method`'s modules."""
+    def build(self, ctx: StageContext, settings: RunConfig, data: Any) -> Stage:
+        """The loop's `Stage` over the modules in `ctx`, on `data` (what `load` gave)."""
         raise NotImplementedError
 
 
@@ -113,7 +135,7 @@ def parse_stage(entry: Any) -> Any:
         raise ValueError(
             f"a stage names exactly one kind ({', '.join(kinds)}) as a key, got keys {sorted(entry)}"
         )
-    return kinds[named[0]].model_validate(entry)
+    return kinds[named[0]].parse(entry)
 
 
 StageEntry = Annotated[SerializeAsAny[StageSpec], BeforeValidator(parse_stage)]

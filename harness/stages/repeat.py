@@ -38,8 +38,8 @@ class RepeatStages(StageSpec):
                 passes.append(copy)
         return passes
 
-    def load(self, run: Any, sources: Any) -> Any:
+    def load(self, sources: Any) -> Any:
         raise TypeError("a repeat group is expanded into its stages before loading")
 
-    def build(self, method: Any, settings: Any, data: Any) -> Any:
+    def build(self, ctx: Any, settings: Any, data: Any) -> Any:
         raise TypeError("a repeat group is expanded into its stages before building")

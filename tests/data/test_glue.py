@@ -49,7 +49,6 @@ def mnli_row(index: int, premise: str, hypothesis: str, labels: list[str]) -> st
 
 def test_qqp_and_mnli_read_from_a_users_folder(tmp_path: Path, data_dir: Path) -> None:
     """download_glue_data.py's QQP and MNLI files (MNLI's dev: dev_matched.tsv), labels in the hub's order."""
-    from harness.data.glue_source import run_glue
     from harness.run_spec import resolve_run
 
     (tmp_path / "QQP").mkdir()
@@ -63,10 +62,10 @@ def test_qqp_and_mnli_read_from_a_users_folder(tmp_path: Path, data_dir: Path) -
         "\n".join([f"{MNLI_COLUMNS}\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label", *dev]) + "\n"
     )
     run = resolve_run({"method": "pipeline", "stages": [{"glue": "MNLI"}], "glue_dir": str(tmp_path)})
-    qqp = run_glue(run, data_dir, "QQP", "train")
+    qqp = run.sources(data_dir).glue("QQP", "train")
     assert qqp.first == ["How old are you?", "Why?"] and qqp.second == ["What is your age?", "Where?"]
     assert qqp.targets.tolist() == [1, 0]
-    mnli = run_glue(run, data_dir, "MNLI", "dev")
+    mnli = run.sources(data_dir).glue("MNLI", "dev")
     assert mnli.first == ["p0", "p1", "p2"] and mnli.targets.tolist() == [1, 2, 0]  # entailment 0
 
 
@@ -85,7 +84,7 @@ def test_the_hub_source_asks_nyu_mll_glue_for_the_tasks_config(monkeypatch: pyte
     """glue_source: hub (needs internet; here `datasets.load_dataset` is stubbed): config, split, columns."""
     import datasets
 
-    from harness.data.glue_source import read_glue_hub, run_glue
+    from harness.data.glue_source import read_glue_hub
     from harness.run_spec import resolve_run
 
     asked = []
@@ -99,7 +98,7 @@ def test_the_hub_source_asks_nyu_mll_glue_for_the_tasks_config(monkeypatch: pyte
         monkeypatch.delenv(name, raising=False)
     read_glue_hub.cache_clear()
     run = resolve_run({"method": "pipeline", "stages": [{"glue": "MNLI"}], "glue_source": "hub"})
-    mnli = run_glue(run, data_dir, "MNLI", "dev")
+    mnli = run.sources(data_dir).glue("MNLI", "dev")
     read_glue_hub.cache_clear()
     assert asked == [("nyu-mll/glue", "mnli", "validation_matched")]
     assert mnli.first == ["a", "b"] and mnli.second == ["c", "d"] and mnli.targets.tolist() == [2, 0]

@@ -37,7 +37,7 @@ REFUSED = [
     ),
     (
         {"method": "sup_simcse", "sup_data": ["quora"], "hard_negative_weight": 1.0},
-        "'hard_negative_weight' is not read without nli in sup_data; remove it",
+        "'hard_negative_weight' is not read by a 'sup_quora' contrastive stage; remove it",
     ),
 ]
 
@@ -50,7 +50,9 @@ def test_fields_a_method_does_not_read_are_refused(fields: dict, message: str) -
 
 
 def test_the_same_fields_are_accepted_where_they_are_read() -> None:
-    assert resolve_run({"method": "multitask", "combiner": "single", "single_task": "sts"}).params.single_task
+    single = resolve_run({"method": "multitask", "combiner": "single", "single_task": "sts"})
+    assert [s.model_dump() for s in single.stages] == [{"finetune": "sts", "heads_only": False}]
+    assert single.flat()["combiner"] == "single" and single.flat()["single_task"] == "sts"  # as logged
     assert resolve_run({"method": "contrastive_first", "contrastive": "sup_nli", "hard_negative_weight": 1.0})
     assert resolve_run({"method": "fusion", "combiner": "batch_round_robin", "temperature": 0.1})
 

@@ -18,7 +18,7 @@ from harness.model.encoder import Encoder
 from harness.model.projection import ProjectedEncoder, projection_head
 from harness.run_spec import resolve_run
 from harness.runner import run_study
-from harness.stages.contrastive import unsup_loss
+from harness.stages.contrastive import simcse_loss
 from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
 
@@ -42,7 +42,7 @@ def test_unsup_loss_is_infonce_over_the_mlp_of_the_raw_cls_state(tiny_bert: Path
     _, method = simcse_run(tiny_bert)
     tau = 0.05
     with torch.no_grad():
-        loss = unsup_loss(method, SENTENCES, tau)["loss"]
+        loss = simcse_loss(method.context(), SENTENCES, tau)["loss"]
         tokens = method.encoder.tokenize(SENTENCES)
         out = method.encoder.model(**tokens)
         cls = out.last_hidden_state[:, 0]  # the raw [CLS] state (models.py:68), not pooler_output

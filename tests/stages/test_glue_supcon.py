@@ -14,7 +14,6 @@ import torch
 from harness.data.glue import read_glue, supcon_labels
 from harness.errors import HarnessError
 from harness.losses import supcon
-from harness.methods.base import DataSources
 from harness.metric_names import metrics_of
 from harness.model.dropout_views import model_dropout
 from harness.model.encoder import Encoder
@@ -34,7 +33,7 @@ def built(tiny_bert: Path, data_dir: Path, stages: list[dict], **fields: Any) ->
                        **fields})  # fmt: skip
     method = run.build(Encoder(str(tiny_bert), "cls", 32)).train()  # as the loop trains it
     specs = list(run.stages)
-    return run, method, [(spec, spec.load(run, DataSources(data_dir))) for spec in specs]
+    return run, method, [(spec, spec.load(run.sources(data_dir))) for spec in specs]
 
 
 def test_stsb_classes_are_the_scores_rounded_to_one_decimal(data_dir: Path) -> None:
@@ -55,7 +54,7 @@ def test_the_loss_is_supcon_on_the_stacked_views(task: str, tiny_bert: Path, dat
     views = [0.0, 0.0, 0.0]
     run, method, [(spec, data)] = built(tiny_bert, data_dir, [{"glue_supcon": task, "views": views}])
     method.encoder.set_dropout(0.0)
-    loss = spec.build(method, run.settings, data).updates[0](ROWS)["loss"]
+    loss = spec.build(method.context(), run.settings, data).updates[0](ROWS)["loss"]
     with torch.no_grad():
         z = glue_embed(method.encoder, data, ROWS)
     assert (data.second is not None) == (task == "STS-B") and z.shape == (len(ROWS), 32)
@@ -73,7 +72,7 @@ def test_one_forward_per_view_then_the_models_own_dropout(
     seen: list[float] = []
     real = method.encoder.set_dropout
     monkeypatch.setattr(method.encoder, "set_dropout", lambda p: (seen.append(p), real(p)))
-    spec.build(method, run.settings, data).updates[0](ROWS)
+    spec.build(method.context(), run.settings, data).updates[0](ROWS)
     assert seen == [0.0, 0.2, 0.1]  # the listed views (the paper's text), then the model's own restored
 
 
@@ -130,7 +129,7 @@ def test_authors_loop_runs_the_dropouts_of_the_authors_code(
     forwards: list[float] = []
     encoder = method.encoder  # each forward's dropout (every dropout module is at one probability)
     encoder.register_forward_pre_hook(lambda *_: forwards.append(model_dropout(encoder)))
-    update = spec.build(method, run.settings, data).updates[0]
+    update = spec.build(method.context(), run.settings, data).updates[0]
     for _ in range(3):
         update(ROWS)
     assert forwards == authors.forwards
@@ -176,10 +175,12 @@ def test_dropout_views_average_the_loss_over_one_forward_per_view(tiny_bert: Pat
     per_view = []
     for p in (0.0, 0.5):
         method.encoder.set_dropout(p)
-        per_view.append(glue_loss(glue_outputs(method, "MRPC", data, ROWS), targets, regression=False))
+        per_view.append(
+            glue_loss(glue_outputs(method.context(), "MRPC", data, ROWS), targets, regression=False)
+        )
     method.encoder.set_dropout(0.1)
     torch.manual_seed(3)
-    loss = spec.build(method, run.settings, data).updates[0](ROWS)["loss"]
+    loss = spec.build(method.context(), run.settings, data).updates[0](ROWS)["loss"]
     assert per_view[0].item() != pytest.approx(per_view[1].item())  # the views differ
     assert loss.item() == pytest.approx((per_view[0] + per_view[1]).item() / 2, rel=1e-5)
     assert model_dropout(method.encoder) == 0.1  # the model's own dropout is back

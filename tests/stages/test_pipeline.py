@@ -158,10 +158,10 @@ def test_a_fraction_draws_a_fresh_share_of_the_examples_each_epoch() -> None:
     import random
 
     from harness.config import RunConfig
-    from harness.stages.contrastive import ContrastiveStage
+    from harness.stages.contrastive.unsup import UnsupStage
 
     sentences = [f"sentence {i}" for i in range(200)]
-    stage = ContrastiveStage(contrastive="unsup", data=["quora"], fraction=0.06, batch_size=4)
+    stage = UnsupStage(data=["quora"], fraction=0.06, batch_size=4)
     built = stage.build(None, RunConfig(), sentences)
     epochs = [[s for batch in built.make_batches(random.Random(seed)) for s in batch] for seed in (0, 1)]
     assert [len(e) for e in epochs] == [12, 12] and all(len(set(e)) == 12 for e in epochs)
@@ -172,15 +172,15 @@ def test_phillips_positive_pairs_and_davids_shuffled_negatives(tiny_bert: Path, 
     """Phillips 3.3: Quora paraphrases and STS pairs with gold >= 4 are the positives; David et al. 3.3:
     each Quora paraphrase pair gets another pair's sentence as its hard negative, never its own."""
     from harness.data.cs224n import multitask_data
-    from harness.methods.base import DataSources
-    from harness.stages.contrastive import ContrastiveStage, with_shuffled_negatives
+    from harness.stages.contrastive import with_shuffled_negatives
+    from harness.stages.contrastive.sup_quora import SupQuoraStage
 
     run = resolve_run(
         {"method": "pipeline", "stages": [{"contrastive": "sup_pairs"}], "model": str(tiny_bert)}
     )
     (stage,) = list(run.stages)
     assert stage.data == ["quora", "sts"]
-    pairs = stage.load(run, DataSources(data_dir))
+    pairs = stage.load(run.sources(data_dir))
     tasks = multitask_data(data_dir, None)
     quora = [(a, b) for a, b, y in zip(*(tasks.quora_train.first, tasks.quora_train.second,
                                           tasks.quora_train.targets), strict=True) if y == 1]  # fmt: skip
@@ -188,12 +188,12 @@ def test_phillips_positive_pairs_and_davids_shuffled_negatives(tiny_bert: Path, 
                                       strict=True) if y >= 4]  # fmt: skip
     assert pairs == quora + sts and len(quora) > 0 and len(sts) > 0
 
-    david = ContrastiveStage(contrastive="sup_quora", shuffled_negatives=True)
-    triplets = david.load(run, DataSources(data_dir))
+    david = SupQuoraStage(shuffled_negatives=True)
+    triplets = david.load(run.sources(data_dir))
     seconds = [b for _, b, _ in triplets]
     assert [(a, b) for a, b, _ in triplets] == quora
     assert sorted(c for *_, c in triplets) == sorted(seconds)  # every negative is some pair's sentence
     distinct = with_shuffled_negatives([(f"a{i}", f"b{i}") for i in range(50)])
     assert all(c != b for _, b, c in distinct)  # ... and never the pair's own
     with pytest.raises(ValueError, match="shuffled_negatives"):
-        ContrastiveStage(contrastive="sup_quora", shuffled_negatives=True, quora_negatives=False)
+        SupQuoraStage(shuffled_negatives=True, quora_negatives=False)

@@ -44,7 +44,7 @@ def test_the_combiner_table_gives_each_finetune_stage_its_schedule_and_backward_
             if rule.single
             else FinetuneStage(finetune="multitask", combiner=name)
         )
-        stage = spec.build(object(), RunConfig(batch_size=32), data)
+        stage = spec.build(None, RunConfig(batch_size=32), data)  # building needs no modules
         assert stage.combine == rule.backward == ("pcgrad" if name == "pcgrad" else "sum")
         steps = stage.make_batches(random.Random(0))
         tasks = {task for step in steps for task in step}

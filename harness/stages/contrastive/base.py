@@ -1,0 +1,137 @@
+"""`contrastive` stages (SimCSE, Gao et al. 2021; Chen 4.1; David et al. 3.2; Phillips 3.4): an InfoNCE
+loss over the method's projection of the embedding (harness.model.projection; evaluated only with
+`mlp_at_test`), in-batch negatives. The stage's value names its variety, one file each in this folder:
+`unsup`, `sup_quora`, `sup_nli`, `sup_pairs`. Every variety takes the fields below; its own are in its
+file. A new contrastive objective is one file here (a `ContrastiveStage` subclass with its `examples`
+and `loss`, decorated `@register_contrastive("name")`) plus its import in `__init__.py`."""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field
+from pydantic.fields import FieldInfo
+
+from harness.errors import HarnessError
+from harness.fields import TemperatureField
+from harness.registry import Registry
+from harness.stages.registry import StageSpec, register_stage
+from harness.train.batching import length_grouped, random_batches
+
+if TYPE_CHECKING:  # torch, the losses and the loop's Stage are imported where a stage is built
+    import torch
+
+    from harness.config import RunConfig
+    from harness.stages.context import StageContext, StageSources
+    from harness.train.loop import Stage
+
+
+@register_stage("contrastive")
+class ContrastiveStage(StageSpec, TemperatureField):
+    """The fields every contrastive variety shares; `parse` picks the variety's class by its name."""
+
+    needs_projection = True
+    variety_name: ClassVar[str] = ""  # set by @register_contrastive
+
+    contrastive: str
+    limit: int | None = Field(None, gt=0, description="use only the first N examples")
+    fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="each epoch, a fresh random share of the examples (Chen 5.3: 6% of Quora)",
+    )
+    length_grouping: bool = Field(
+        False,
+        description="batch examples of similar length together (less padding, but in-batch negatives of "
+        "similar length); off = random batches, as SimCSE's Trainer (princeton-nlp/SimCSE@3ebee8f "
+        "run_unsup_example.sh sets no group_by_length)",
+    )
+
+    @classmethod
+    def variety_class(cls, entry: dict[str, Any]) -> type[StageSpec]:
+        """The variety's class; a field only another variety reads is refused by name."""
+        varieties = CONTRASTIVE.entries()
+        name = entry.get("contrastive")
+        if name not in varieties:
+            raise ValueError(f"unknown contrastive variety {name!r}; known: {', '.join(varieties)}")
+        variety = varieties[name]
+        others = {f for v in varieties.values() for f in v.model_fields} - set(variety.model_fields)
+        stray = sorted(key for key in entry if key in others)
+        if stray:
+            raise ValueError(f"'{stray[0]}' is not read by a '{name}' contrastive stage; remove it")
+        return variety
+
+    @classmethod
+    def variety_classes(cls) -> list[type[StageSpec]]:
+        return list(CONTRASTIVE.entries().values())
+
+    @classmethod
+    def variety_field(cls) -> FieldInfo:
+        names = tuple(CONTRASTIVE.entries())
+        info = FieldInfo.from_annotation(Literal[names])  # type: ignore[valid-type]
+        info.description = f"the variety: {', '.join(names)}"
+        return info
+
+    def examples(self, sources: StageSources) -> list[Any]:
+        """Every training example of this variety, in a fixed order."""
+        raise NotImplementedError
+
+    def loss(self, ctx: StageContext, batch: list[Any]) -> dict[str, torch.Tensor]:
+        """The batch's loss under "loss"."""
+        raise NotImplementedError
+
+    @staticmethod
+    def size(example: Any) -> int:
+        """An example's length in characters (for `length_grouping`)."""
+        return (
+            len(example) if isinstance(example, str) else sum(len(x) for x in example if isinstance(x, str))
+        )
+
+    def load(self, sources: StageSources) -> list[Any]:
+        examples = self.examples(sources)
+        if not examples:
+            raise HarnessError(
+                f"the training set is empty: the {self.contrastive} contrastive stage found no examples "
+                f"({self.model_dump(exclude_defaults=True)}); name a data set or loosen the filter"
+            )
+        return examples[: self.limit] if self.limit else examples
+
+    def build(self, ctx: StageContext, settings: RunConfig, data: list[Any]) -> Stage:
+        from harness.train.loop import Stage
+
+        epochs, lr, batch_size, max_steps = self.schedule(settings)
+
+        def batches(rng: random.Random) -> list[list[Any]]:
+            chosen = (
+                data if self.fraction is None else rng.sample(data, max(2, round(self.fraction * len(data))))
+            )
+            if self.length_grouping:
+                grouped = length_grouped(chosen, batch_size, rng, self.size)
+            else:
+                grouped = random_batches(chosen, batch_size, rng)
+            return [b for b in grouped if len(b) > 1]
+
+        return Stage(f"contrastive-{self.contrastive}", batches, [lambda b: self.loss(ctx, b)], epochs, lr,
+                     max_steps)  # fmt: skip
+
+
+CONTRASTIVE: Registry[type[ContrastiveStage]] = Registry(
+    "contrastive variety", "harness.stages.contrastive", "variety_name", "see `harness methods`"
+)
+register_contrastive = CONTRASTIVE.register
+
+
+def info_nce_loss(ctx: StageContext, columns: list[list[str]], temperature: float, weight: float = 0.0
+                  ) -> dict[str, torch.Tensor]:  # fmt: skip
+    """InfoNCE of the first column against the second (row i's positive), a third column as each row's
+    hard negative (with log weight `weight`, SimCSE's `hard_negative_weight`); one forward for all."""
+    from harness.losses import info_nce
+
+    n = len(columns[0])
+    z = ctx.project([s for column in columns for s in column])
+    negatives = z[2 * n :] if len(columns) > 2 else None
+    if negatives is None:
+        return {"loss": info_nce(z[:n], z[n : 2 * n], temperature=temperature)}
+    return {"loss": info_nce(z[:n], z[n : 2 * n], negatives, temperature, weight)}
