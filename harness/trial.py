@@ -18,7 +18,6 @@ import optuna
 import torch
 import yaml
 
-from harness.data.cs224n import multitask_data
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.errors import ServiceUnavailable, TrialSkipped
 from harness.evaluate.cache import EmbeddingCache, TrialCache
@@ -230,10 +229,8 @@ def _train_and_evaluate(
         step=outcome.steps,
     )
     run.log_text(json.dumps(results, indent=2), "results.json")
-    if config.save_embeddings and final_encode is not None:  # Phillips Fig. 3: SST dev embeddings in 2-D
-        texts = multitask_data(ctx.data_dir, None).sst_dev.texts
-        vectors = final_encode(sorted(set(texts)))
-        run.log_array(np.stack([vectors[t] for t in texts]).astype(np.float32), "sst_dev_embeddings.npy")
+    for name, array in objective.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
+        run.log_array(array, name)
     if config.save_model or ctx.keep_model(outcome.best_dev):
         _save_model(run, encoder, embedder)
     return outcome.best_dev

@@ -9,14 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness.data.cs224n import train_as_dev
 from harness.objectives.registry import Objective, register_objective
 
+SST_EMBEDDINGS = "sst_dev_embeddings.npy"  # the artifact harness.report.projection reads
 SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson"}
 
 
 @register_objective("multitask")
 class MultitaskObjective(Objective):
+    saves_embeddings = True
+
     @classmethod
     def metric_choices(cls, run: Any) -> tuple[str, ...]:
         tasks = run.method.scored_tasks(run.params, run.stages)
@@ -51,6 +56,15 @@ class MultitaskObjective(Objective):
         scores = score_predictions(predictions, self.model.task_data(self.data))
         results = {"scores": scores, "predictions": {k: v.tolist() for k, v in predictions.items()}}
         return {f"dev.{k}": v for k, v in scores.items()}, results
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """With `save_embeddings`, the final model's SST dev embeddings in the dev file's order (Phillips
+        Fig. 3: the report's projection figure draws them in 2-D)."""
+        if not self.run.settings.save_embeddings or self.final_encode is None:
+            return {}
+        texts = self.model.task_data(self.data).sst_dev.texts
+        vectors = self.final_encode(sorted(set(texts)))
+        return {SST_EMBEDDINGS: np.stack([vectors[t] for t in texts]).astype(np.float32)}
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:

@@ -18,6 +18,8 @@ from harness.errors import HarnessError
 from harness.registry import Registry
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from harness.evaluate.suite import SentenceEncoder
     from harness.run_spec import ResolvedRun
 
@@ -29,6 +31,7 @@ class Objective:
 
     name: ClassVar[str] = ""
     reads_final_tasks: ClassVar[bool] = False  # scores embeddings at the end: `final_tasks` picks the tasks
+    saves_embeddings: ClassVar[bool] = False  # `arrays` gives embeddings with `save_embeddings: true`
 
     def __init__(
         self,
@@ -61,6 +64,12 @@ class Objective:
                 f"{where}: field 'final_tasks' applies to runs scored on embeddings (STS), and method "
                 f"{run.settings.method!r} is scored by the {cls.name!r} objective; remove it"
             )
+        if run.settings.save_embeddings and not cls.saves_embeddings:
+            raise HarnessError(
+                f"{where}: field 'save_embeddings' saves the SST dev embeddings of runs scored on the CS224N "
+                f"dev sets, and method {run.settings.method!r} is scored by the {cls.name!r} objective; "
+                "remove it"
+            )
 
     @property
     def dev_metric(self) -> str:
@@ -84,6 +93,10 @@ class Objective:
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """(MLflow metrics, the JSON-able results) of the final weights."""
         raise NotImplementedError
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Arrays of the final weights the trial logs as artifacts, by file name (none by default)."""
+        return {}
 
     def final_note(self) -> str:
         """What `final()` is about to do, for the terminal (it can take minutes)."""

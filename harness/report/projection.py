@@ -17,13 +17,14 @@ import pandas as pd  # noqa: E402
 from harness.data.cs224n import multitask_data  # noqa: E402
 from harness.data.paths import resolve_data_dir  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
+from harness.objectives.multitask import SST_EMBEDDINGS  # noqa: E402
 from harness.report.collect import labelled_runs  # noqa: E402
 from harness.tracking import Tracker  # noqa: E402
 
 if TYPE_CHECKING:
     from harness.report.parts.projection import Projection
 
-ARTIFACT = "sst_dev_embeddings.npy"
+ARTIFACT = SST_EMBEDDINGS
 SENTIMENT = ("very negative", "negative", "neutral", "positive", "very positive")
 
 

@@ -32,6 +32,10 @@ REFUSED = [
     ({"method": "sup_simcse", "contrastive_epochs": 2}, "field 'contrastive_epochs' is neither a run field"),
     ({"method": "multitask", "single_task": "sts"}, "'single_task' is not read with combiner 'average'"),
     (
+        {"method": "unsup_simcse", "save_embeddings": True},
+        "field 'save_embeddings' saves the SST dev embeddings",
+    ),
+    (
         {"method": "contrastive_first", "contrastive": "unsup", "hard_negative_weight": 1.0},
         "'hard_negative_weight' is not read by a 'unsup' contrastive stage; remove it",
     ),
