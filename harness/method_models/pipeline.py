@@ -16,13 +16,15 @@ from harness.data.cs224n import MultitaskData
 from harness.method_models.base import MethodModel
 from harness.method_models.tasks import TaskModel
 from harness.methods.params import ProjectionParams
-from harness.methods.pipeline import GLUE_FIELDS, HEAD_ONLY, PipelineData
+from harness.methods.pipeline import GLUE_FIELDS, HEAD_ONLY, PipelineData, PipelineParams
 from harness.model.projection import ProjectedEncoder, projection_head
 from harness.stages.context import StageContext
 
 if TYPE_CHECKING:
+    from harness.config import RunConfig
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
+    from harness.stages.registry import StageSpec
     from harness.train.loop import Stage
 
 
@@ -38,7 +40,9 @@ def own_seed(name: str) -> Iterator[None]:
 class PipelineModel(TaskModel):
     """The modules of a pipeline method's stages, and the stages built over them."""
 
-    def __init__(self, encoder: Encoder, params: Any, method: type[Method], specs: tuple[Any, ...]) -> None:
+    def __init__(
+        self, encoder: Encoder, params: PipelineParams, method: type[Method], specs: tuple[StageSpec, ...]
+    ) -> None:
         """Each module is initialised from its own seed (the run's seed and the module's name), so that
         no module's initial weights depend on which other modules the pipeline has (the stage cache
         relies on it: a pre-training stage is the same whatever heads fine-tuning adds later)."""
@@ -59,7 +63,7 @@ class PipelineModel(TaskModel):
                     self.add_module(name, module)
                     self.stage_modules.append(name)
 
-    def stage_descriptions(self, config: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def stage_descriptions(self, config: RunConfig) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Method fields acting on every stage (all but the stage list and the groups below), and per
         stage: its logged fields, resolved schedule, first epoch, whether it is dev-scored, and the fields
         of the modules it trains (heads, projection) and of the GLUE data it reads."""
@@ -109,7 +113,7 @@ class PipelineModel(TaskModel):
         modules = {name: module for name, module in self.named_children() if name in self.stage_modules}
         return StageContext(self.encoder, self.projection, heads, modules)
 
-    def stages(self, config: Any, data: PipelineData) -> list[Stage]:
+    def stages(self, config: RunConfig, data: PipelineData) -> list[Stage]:
         """The loop's stages; with a task objective, the stages before the first one that trains for it
         (pre-training, the task heads still random) are not dev-scored."""
         ctx = self.context()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pydantic import Field, model_validator
 
@@ -39,8 +39,11 @@ from harness.stages.context import StageSources
 from harness.stages.registry import StageEntry, StageSpec, expand
 from harness.train.multitask import TASKS
 
+if TYPE_CHECKING:
+    from harness.run_spec import ResolvedRun
 
-def untrained_heads_problem(params: Any, trained: tuple[str, ...]) -> str | None:
+
+def untrained_heads_problem(params: PipelineParams, trained: tuple[str, ...]) -> str | None:
     """Why scoring all three tasks would score a head no stage trains (None when every untrained task's
     head has no parameters: Chen Table 1's plain cosine), with the fix."""
     untrained = [t for t in TASKS if t not in trained]
@@ -81,18 +84,20 @@ class PipelineMethod(TaskMethod):
     model = "harness.method_models.pipeline:PipelineModel"
 
     @classmethod
-    def resolve(cls, params: Any, where: str) -> tuple[Any, tuple[StageSpec, ...], Any]:
+    def resolve(
+        cls, params: PipelineParams, where: str
+    ) -> tuple[PipelineParams, tuple[StageSpec, ...], PipelineParams]:
         return params, tuple(expand(params.stages)), params
 
     @classmethod
-    def sources(cls, run: Any, data_dir: Path) -> StageSources:
+    def sources(cls, run: ResolvedRun, data_dir: Path) -> StageSources:
         """The pipeline's data fields beside the data root and the SNLI setting."""
-        p: PipelineParams = run.params
+        p = cast(PipelineParams, run.params)
         base = super().sources(run, data_dir)
         return replace(base, quora_train=p.quora_train, glue_source=p.glue_source, glue_dir=p.glue_dir)
 
     @classmethod
-    def check(cls, params: Any, stages: tuple[StageSpec, ...], where: str) -> None:
+    def check(cls, params: PipelineParams, stages: tuple[StageSpec, ...], where: str) -> None:
         if params.score_tasks == "all":
             problem = untrained_heads_problem(params, cls.trained_tasks(params, stages))
             if problem:
@@ -104,17 +109,17 @@ class PipelineMethod(TaskMethod):
             )
 
     @classmethod
-    def objective_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
+    def objective_name(cls, params: PipelineParams, stages: tuple[StageSpec, ...]) -> str:
         """The objective of its scored stages (CS224N fine-tuning, GLUE), or STS for contrastive ones."""
         return next((s.objective for s in stages if s.objective), "sts")
 
     @classmethod
-    def trained_tasks(cls, params: Any, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
+    def trained_tasks(cls, params: PipelineParams, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
         trained = {t for s in stages if s.needs_heads for t in s.tasks}
         return tuple(t for t in TASKS if t in trained)
 
     @classmethod
-    def load_train_data(cls, run: Any, sources: DataSources) -> PipelineData:
+    def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> PipelineData:
         specs, where = run.stages, cls.sources(run, sources.data_dir)
         tasks = where.tasks() if any(s.needs_heads for s in specs) else None
         return PipelineData(tasks, [spec.load(where) for spec in specs])

@@ -69,7 +69,7 @@ class StageSpec(BaseModel):
         """The field of the kind's own key (its type lists the varieties)."""
         return cls.model_fields[cls.kind]
 
-    def first_epoch(self, settings: Any) -> int:
+    def first_epoch(self, settings: RunConfig) -> int:
         """The epoch its shuffling starts at: a repeated stage's k-th pass goes on where the last ended."""
         return self._repetition * self.schedule(settings)[0]
 
@@ -104,7 +104,7 @@ class StageSpec(BaseModel):
     def variety(self) -> str:
         return getattr(self, self.kind)
 
-    def schedule(self, settings: Any) -> tuple[int, float, int, int | None]:
+    def schedule(self, settings: RunConfig) -> tuple[int, float, int, int | None]:
         """(epochs, lr, batch_size, max_steps), the run's values where this stage sets none."""
         own = (self.epochs, self.lr, self.batch_size, self.max_steps)
         run = (settings.epochs, settings.lr, settings.batch_size, settings.max_steps)

@@ -6,12 +6,16 @@ batches are shuffled as the next epochs of that stage, not as its first ones aga
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
 from harness.fields import refuse_set
 from harness.stages.registry import StageEntry, StageSpec, register_stage
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
+    from harness.stages.context import StageContext, StageSources
 
 
 @register_stage("repeat")
@@ -38,8 +42,8 @@ class RepeatStages(StageSpec):
                 passes.append(copy)
         return passes
 
-    def load(self, sources: Any) -> Any:
+    def load(self, sources: StageSources) -> Any:
         raise TypeError("a repeat group is expanded into its stages before loading")
 
-    def build(self, ctx: Any, settings: Any, data: Any) -> Any:
+    def build(self, ctx: StageContext, settings: RunConfig, data: Any) -> Any:
         raise TypeError("a repeat group is expanded into its stages before building")
