@@ -53,9 +53,11 @@ def alias_field(template: Entries, target: str) -> tuple[Any, FieldInfo]:
     shown = info.description and (field not in entry or field == kind)  # not "unset: the run's"
     said = f"; {info.description}" if shown else ""
     description = f"the {kind} stage's `{field}`{said}"
-    if field in entry:
+    if field in entry and isinstance(entry[field], list | dict):
         value = entry[field]
         default = Field(default_factory=lambda: copy.deepcopy(value), description=description)
+    elif field in entry:
+        default = Field(entry[field], description=description)
     elif info.default_factory is not None:
         default = Field(default_factory=info.default_factory, description=description)
     else:
