@@ -1,7 +1,8 @@
 """The settings every run shares (`RunConfig`), and how a validation error becomes one line.
 
-A method's own fields live in its `Params` (harness/methods/); `harness.run_spec.resolve_run` splits a
-flat dict between the two. This module imports no method, so anything may import it.
+A method's own fields live in its `Params` (harness/methods/), the SNLI source in
+`harness.data.train_sets.NLISource`; `harness.run_spec.resolve_run` splits a flat dict between the three.
+This module imports no method, so anything may import it.
 """
 
 from __future__ import annotations
@@ -27,9 +28,6 @@ class RunConfig(BaseModel):
         "if listed; mean without modules); or the harness's pooling alone: mean, cls, cls_before_pooler, ...",
     )
     max_seq_length: int = Field(128, gt=0)
-    train_data: Literal["snli_local", "snli_hub"] = "snli_hub"
-    snli_splits: list[str] = Field(default_factory=lambda: ["dev", "test"], description="for snli_local")
-    train_limit: int | None = Field(None, gt=0, description="use only the first N training groups")
     batch_size: int = Field(64, gt=0, description="sentence pairs per step")
     lr: float = Field(2e-5, gt=0)
     weight_decay: float = Field(0.0, ge=0)

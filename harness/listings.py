@@ -117,6 +117,9 @@ def method_lines(only: str | None = None) -> Iterator[str]:
 def run_field_lines() -> Iterator[str]:
     """The run fields every method shares (RunConfig), one a line."""
     from harness.config import RunConfig
+    from harness.data.train_sets import NLISource
 
     yield "run fields (every method):"
     yield from _field_lines(RunConfig, "    ")
+    yield "the SNLI source (read by scl, sbert and sup_nli contrastive stages; any run accepts it):"
+    yield from _field_lines(NLISource, "    ")

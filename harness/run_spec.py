@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from harness.config import RunConfig, one_line_error
+from harness.data.train_sets import NLISource
 from harness.errors import HarnessError
 from harness.objectives.registry import OBJECTIVES
 from harness.registry import get_method
@@ -38,12 +39,13 @@ class ResolvedRun:
     # the method's fields as the config wrote them and MLflow logs them (a preset's flat fields; unset:
     # `params`)
     fields: BaseModel | None = None
+    nli: NLISource = NLISource()  # the SNLI where the method or a stage reads it (a data source)
 
     def flat(self) -> dict[str, Any]:
         """Every resolved field in one flat dict (what MLflow logs as params), the variant's name first."""
         named = {"variant": self.variant} if self.variant is not None else {}
         own = (self.fields or self.params).model_dump(by_alias=True)
-        return {**named, **self.settings.model_dump(), **own}
+        return {**named, **self.settings.model_dump(), **self.nli.model_dump(), **own}
 
     def sources(self, data_dir: Path) -> StageSources:
         """Where this run's data readers look (the method's data fields beside the data root)."""
@@ -87,13 +89,14 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
     """Split a flat dict into the common settings and the method's own fields, validating both; the
     method's paper defaults fill what the config leaves unset (recorded in `paper_defaults`)."""
     common = {k: v for k, v in flat.items() if k in RunConfig.model_fields}
-    own = {k: v for k, v in flat.items() if k not in RunConfig.model_fields}
+    nli = {k: v for k, v in flat.items() if k in NLISource.model_fields}
+    own = {k: v for k, v in flat.items() if k not in RunConfig.model_fields and k not in nli}
     named = flat.get("method", RunConfig.model_fields["method"].default)
     applied = method_defaults(named, common, own)
     for key, value, _ in applied:
         (common if key in RunConfig.model_fields else own)[key] = value
     try:
-        settings = RunConfig(**common)
+        settings, source = RunConfig(**common), NLISource(**nli)
     except ValidationError as exc:
         raise one_line_error(exc, where) from None
     method = get_method(settings.method)
@@ -109,6 +112,6 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
         raise one_line_error(exc, where) from None
     params, stages, fields = method.resolve(params, where)
     method.check(params, stages, where)
-    run = ResolvedRun(settings, method, params, variant, tuple(applied), stages, fields)
+    run = ResolvedRun(settings, method, params, variant, tuple(applied), stages, fields, source)
     run.objective.check_metric(run, where)
     return run

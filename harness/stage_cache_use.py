@@ -43,7 +43,7 @@ def cached_stages(
         "device": device.type,
         "autocast": str(amp_dtype),
     }
-    settings = config.model_dump(mode="json")
+    settings = {**config.model_dump(mode="json"), **run_spec.nli.model_dump(mode="json")}  # SNLI: training
     params = run_spec.params.model_dump(mode="json") if run_spec.params is not None else {}
     keys = stage_keys(common, settings, params, stages)
     names = [f"{s['kind']}: {s['fields'].get(s['kind'])}" for s in stages]

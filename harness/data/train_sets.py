@@ -1,10 +1,13 @@
-"""Training sets named in a run config (`train_data`), loaded once per worker process and cached."""
+"""The SNLI a run names (`NLISource`: `train_data`, `snli_splits`, `train_limit`), loaded once per worker
+process and cached."""
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.data.nli import NLIGroup, read_snli_hub, read_snli_local
 from harness.errors import HarnessError
@@ -17,14 +20,18 @@ def _nli(source: str, splits: tuple[str, ...], data_dir: Path) -> tuple[NLIGroup
     return tuple(read_snli_hub("train"))
 
 
-@dataclass(frozen=True)
-class NLISource:
-    """Which SNLI a run trains on: local SentEval dev/test files (`snli_local`, the `snli_splits`) or full
-    SNLI train from the hub (`snli_hub`); `train_limit` keeps the first N groups."""
+class NLISource(BaseModel):
+    """Which SNLI a run trains on, where a method or stage reads SNLI (`scl`, `sbert`, `sup_nli`
+    contrastive stages): local SentEval dev/test files (`snli_local`, the `snli_splits`) or full SNLI
+    train from the hub (`snli_hub`); `train_limit` keeps the first N groups. A data source like the data
+    folder: any run accepts these fields, so one profile can name the SNLI for variants of several methods
+    (Liao's GloVe row beside its SCL rows); they are logged beside the run fields."""
 
-    train_data: str = "snli_hub"
-    snli_splits: tuple[str, ...] = ("dev", "test")
-    train_limit: int | None = None
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    train_data: Literal["snli_local", "snli_hub"] = "snli_hub"
+    snli_splits: list[str] = Field(default_factory=lambda: ["dev", "test"], description="for snli_local")
+    train_limit: int | None = Field(None, gt=0, description="use only the first N training groups")
 
 
 def load_nli(config: NLISource, data_dir: Path) -> list[NLIGroup]:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.data.train_sets import NLISource
 from harness.stages.context import StageSources
 
 if TYPE_CHECKING:
@@ -73,9 +72,7 @@ class Method:
     def sources(cls, run: ResolvedRun, data_dir: Path) -> StageSources:
         """Where this run's readers look: the data root and the SNLI setting (a pipeline adds its own
         data fields: the Quora training file, the GLUE source)."""
-        settings = run.settings
-        nli = NLISource(settings.train_data, tuple(settings.snli_splits), settings.train_limit)
-        return StageSources(data_dir, nli=nli)
+        return StageSources(data_dir, nli=run.nli)
 
     @classmethod
     def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> Sequence[Any]:
