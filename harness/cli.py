@@ -521,6 +521,42 @@ def methods_cmd(only: str | None, run_fields: bool) -> None:
         click.echo(line)
 
 
+@cli.command("plan")
+@click.argument("study", required=False)
+@click.option("--profile", help="the profile to plan (default: the study's default, as run-study)")
+@click.option("--all", "every", is_flag=True, help="every study in studies/ and the book's total")
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="where to calibrate and estimate: auto, cpu, cuda, cuda:1",
+)
+@click.option(
+    "--steps", default=2, show_default=True, type=click.IntRange(min=1), help="timed steps per distinct stage"
+)
+@click.option("--data-dir", help=DATA_HELP)
+def plan_cmd(
+    study: str | None, profile: str | None, every: bool, device: str, steps: int, data_dir: str | None
+) -> None:
+    """What STUDY costs before it runs: per trial the steps, dev evaluations, texts encoded and an estimated
+    time from a short calibration on DEVICE (GPU-hours on a GPU). Offline; writes nothing to the stores."""
+    from harness.study_spec import STUDIES_DIR, load_study
+
+    if every == bool(study):
+        raise click.UsageError("give a STUDY or --all")
+    names = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")) if every else [study]
+    studies = [load_study(name, profile if (profile is None or not every) else profile) for name in names
+               if not every or profile is None or profile in load_study(name).profiles_available]  # fmt: skip
+    from harness.cost import Calibrator
+    from harness.cost_plan import plan_lines
+    from harness.data.paths import resolve_data_dir
+    from harness.device import pick_device
+
+    calibrator = Calibrator(pick_device(device), steps)
+    for line in plan_lines(studies, resolve_data_dir(data_dir), calibrator):
+        click.echo(line)
+
+
 @cli.command("studies")
 @click.option("--tracking-uri", help=TRACKING_HELP)
 def studies_cmd(tracking_uri: str | None) -> None:

@@ -90,5 +90,12 @@ class GlueObjective(Objective):
         }
 
     @classmethod
+    def dev_texts(cls, run: Any, data_dir: Path) -> list[str]:
+        """One text per dev example (a pair is encoded jointly: its two sentences as one input)."""
+        dev = run.sources(data_dir).glue(glue_stage_task(run), "dev")
+        second = dev.second or [""] * len(dev)
+        return [f"{a} {b}".strip() for a, b in zip(dev.first, second, strict=True)]
+
+    @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         run.sources(data_dir).glue(glue_stage_task(run), "dev")

@@ -67,5 +67,15 @@ class MultitaskObjective(Objective):
         return {SST_EMBEDDINGS: np.stack([vectors[t] for t in texts]).astype(np.float32)}
 
     @classmethod
+    def dev_texts(cls, run: Any, data_dir: Path) -> list[str]:
+        """The dev sentences of the scored tasks (SST texts, both sides of Quora and STS pairs)."""
+        data, tasks = run.sources(data_dir).tasks(), run.method.scored_tasks(run.params, run.stages)
+        texts = set(data.sst_dev.texts) if "sst" in tasks else set()
+        for task, pairs in (("quora", data.quora_dev), ("sts", data.sts_dev)):
+            if task in tasks:
+                texts.update(pairs.first + pairs.second)
+        return sorted(texts)
+
+    @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         run.sources(data_dir).tasks()

@@ -103,6 +103,16 @@ class Objective:
         return f"final evaluation ({self.name})"
 
     @classmethod
+    def dev_texts(cls, run: ResolvedRun, data_dir: Path) -> list[str]:
+        """The distinct texts one dev evaluation encodes (what `harness plan` counts and times)."""
+        raise NotImplementedError
+
+    @classmethod
+    def final_texts(cls, run: ResolvedRun, data_dir: Path) -> list[str] | None:
+        """The distinct texts the final evaluation encodes, or None where it is one more dev pass."""
+        return None
+
+    @classmethod
     def preflight(cls, run: ResolvedRun, data_dir: Path) -> None:
         """Load what scoring `run` needs, so a missing file fails before any trial."""
 

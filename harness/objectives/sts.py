@@ -55,11 +55,29 @@ class STSObjective(Objective):
             raise HarnessError(f"{where}: field 'final_tasks': {exc}") from None
 
     @classmethod
+    def dev_texts(cls, run: Any, data_dir: Path) -> list[str]:
+        return task_texts(data_dir, [DEV_TASK], run.settings.text_variant)
+
+    @classmethod
+    def final_texts(cls, run: Any, data_dir: Path) -> list[str]:
+        s = run.settings
+        return task_texts(data_dir, final_tasks(s.eval_suite, s.final_tasks), s.text_variant)
+
+    @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         variant = run.settings.text_variant
         for name in final_tasks(run.settings.eval_suite, run.settings.final_tasks):
             get_task(name).load(data_dir, variant)
         load_sts_task(data_dir, "STSBenchmark", variant, "dev")
+
+
+def task_texts(data_dir: Path, names: list[str], variant: str) -> list[str]:
+    """The distinct sentences of the tasks (each is encoded once per evaluation), sorted."""
+    texts: set[str] = set()
+    for name in names:
+        task = get_task(name)
+        texts.update(task.sentences(task.load(data_dir, variant)))
+    return sorted(texts)
 
 
 def final_tasks(choice: str, chosen: list[str] | None = None) -> list[str]:

@@ -225,14 +225,9 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
                mininterval=1.0)  # fmt: skip
     for stage_step, batch in enumerate(batches, start=1):
         state.step += 1
-        for update in stage.updates:
-            # step
-            with autocast(device, amp_dtype):
-                parts = update(batch)
-            optimizer.zero_grad(set_to_none=True)
-            _backward(parts, params, stage.combine, scaler)
-            _clip_and_step(params, optimizer, scaler, config.max_grad_norm)
-            scheduler.step()
+        for parts in train_step(
+            stage, batch, params, optimizer, scheduler, scaler, config, device, amp_dtype
+        ):
             for key, value in parts.items():
                 if key != "task_losses":
                     sums[key] = sums.get(key, 0.0) + value.detach().float()
@@ -267,6 +262,31 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
         if stage_step >= total:
             break
     bar.close()
+
+
+def train_step(
+    stage: Stage,
+    batch: Any,
+    params: list[nn.Parameter],
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    scaler: torch.amp.GradScaler | None,
+    config: LoopSettings,
+    device: torch.device,
+    amp_dtype: torch.dtype | None,
+) -> list[dict[str, torch.Tensor]]:
+    """One training step on `batch`: per update, the loss under autocast, backward (PCGrad where the stage
+    combines so), clipping and the optimizer and scheduler steps; each update's loss parts, in order."""
+    done = []
+    for update in stage.updates:
+        with autocast(device, amp_dtype):
+            parts = update(batch)
+        optimizer.zero_grad(set_to_none=True)
+        _backward(parts, params, stage.combine, scaler)
+        _clip_and_step(params, optimizer, scaler, config.max_grad_norm)
+        scheduler.step()
+        done.append(parts)
+    return done
 
 
 def _backward(
