@@ -31,8 +31,8 @@ def test_evaluations_follow_the_loops_rule() -> None:
 
 
 def test_shapes_ignore_floats_and_cut_batches_scale_back() -> None:
-    assert shape_key({"lr": 1e-5, "batch_size": 8, "head": "mlp"}) == shape_key({"lr": 2e-5, "batch_size": 8,
-                                                                                   "head": "mlp"})  # fmt: skip
+    one, other = {"lr": 1e-5, "batch_size": 8, "head": "mlp"}, {"lr": 2e-5, "batch_size": 8, "head": "mlp"}
+    assert shape_key(one) == shape_key(other)
     assert shape_key({"batch_size": 8}) != shape_key({"batch_size": 16})
     assert fewer_rows(list(range(100)), 16) == (list(range(16)), 100 / 16)
     assert fewer_rows({"sst": [1, 2, 3], "sts": [4, 5, 6, 7, 8]}, 2) == (
@@ -92,8 +92,8 @@ def test_weights_not_here_are_timed_on_a_random_model_of_their_config(
     from harness.model import standin
     from harness.model.encoder import Encoder
 
-    monkeypatch.setitem(standin.KNOWN, "org/tiny-test", {"hidden_size": 32, "num_hidden_layers": 2,
-                                                         "num_attention_heads": 2, "intermediate_size": 37})  # fmt: skip
+    tiny = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
+    monkeypatch.setitem(standin.KNOWN, "org/tiny-test", tiny)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr("tempfile.tempdir", None)
     folder, note = standin.local_model("org/tiny-test", data_dir)
