@@ -3,22 +3,24 @@
 Per trial, from the trial's own stages built over its own data (the loop's `Stage`s, so the counts are the
 loop's): each stage's steps, min(epochs x batches per epoch, max_steps); its dev evaluations (a scored stage
 every `eval_every` steps or epoch and at its end; the last stage always at its end), each encoding the
-objective's dev texts; the final evaluation's texts (STS12-16, STS-B, SICK-R and any transfer tasks; where the
-final evaluation is a dev pass, one more). Then
+objective's dev texts; the final evaluation's texts (STS12-16, STS-B, SICK-R and any transfer tasks; none
+where the final evaluation is a dev pass: the kept checkpoint was dev-evaluated and the trial's embedding
+cache holds its embeddings). Then
 
     seconds = sum over stages of steps x t_step(stage) + (evaluations x dev tokens + final tokens) x t_token
 
 with t_step and t_token (the encoding's seconds per token) measured here, a short calibration on the device at
 hand: a few real training steps of each distinct stage (its model, max length, precision, data and loss; AdamW
 and clipping as the loop does them), after one untimed warm-up step, and the encoding of up to `ENCODE_SAMPLE`
-dev texts (tokens, not texts: the final STS sentences are shorter than STS-B dev's). On a CPU a step is timed
-on at most `CPU_ROWS` examples of the batch and scaled by the batch's size (CPU time grows with the tokens);
-on a GPU the whole batch is timed. A trial whose weights are not here runs on a randomly initialised model of
-the same config (known: bert-base-uncased, google/bert_uncased_L-8_H-512_A-8; `harness.model.standin`); full
-SNLI from the hub is counted at its published size, its shapes timed on the local SNLI dev/test pairs. Not
-timed: the transfer tasks' classifier fits (counted and named in the notes), tokenization, MLflow logging,
-process start-up. Calibrations are shared between trials whose shapes agree: the stage, model, lengths and
-every integer, text or list field (a temperature or a weight changes no shape, a batch size or a head does).
+dev texts and as many final texts (per token, each set its own: the final STS sentences are shorter than STS-B
+dev's). On a CPU a step is timed on at most `CPU_ROWS` examples of the batch and scaled by the batch's size
+(CPU time grows with the tokens); on a GPU the whole batch is timed. A trial whose weights are not here runs
+on a randomly initialised model of the same config (known: bert-base-uncased,
+google/bert_uncased_L-8_H-512_A-8; `harness.model.standin`); full SNLI from the hub is counted at its
+published size, its shapes timed on the local SNLI dev/test pairs. Not timed: the transfer tasks' classifier
+fits (counted and named in the notes), tokenization, MLflow logging, process start-up. Calibrations are shared
+between trials whose shapes agree: the stage, model, lengths and every integer, text or list field (a
+temperature or a weight changes no shape, a batch size or a head does).
 
 Nothing is written to the tracking store or the Optuna storage."""
 
@@ -240,18 +242,23 @@ def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> Tria
     objective = built.objective
     dev = objective.dev_texts(built, data_dir)
     final = objective.final_texts(built, data_dir)
-    cost.dev_texts, cost.final_texts = len(dev), (len(final) if final is not None else len(dev))
+    # a final evaluation that is a dev pass scores the kept checkpoint, whose dev embeddings the trial's
+    # cache holds (it was dev-evaluated: the best, or the last stage's end): nothing is encoded again
+    cost.dev_texts, cost.final_texts = len(dev), (len(final) if final is not None else 0)
     embedder = model.eval_encoder()
     if embedder is not None and encoder is not None:
         encode = SentenceEncoder(embedder, s.eval_batch_size, amp_dtype)
-        sample = random.Random(0).sample(dev, min(ENCODE_SAMPLE, len(dev)))
-        rate_key = (shapes[:4], s.eval_batch_size, params)
-        per_token = calibrator.token_seconds(rate_key, lambda: _token_seconds(encode, encoder, model, sample,
-                                                                              calibrator))  # fmt: skip
-        cost.dev_seconds = calibrator.tokens(encoder, dev) * per_token
-        cost.final_seconds = (
-            calibrator.tokens(encoder, final) * per_token if final is not None else cost.dev_seconds
-        )
+
+        def per_token(texts: list[str], which: str) -> float:
+            """Seconds per token on a sample of these texts (a set's lengths set its batches' shapes)."""
+            sample = random.Random(0).sample(texts, min(ENCODE_SAMPLE, len(texts)))
+            key = (shapes[:4], s.eval_batch_size, params, which, len(texts))
+            return calibrator.token_seconds(key, lambda: _token_seconds(encode, encoder, model, sample,
+                                                                        calibrator))  # fmt: skip
+
+        cost.dev_seconds = calibrator.tokens(encoder, dev) * per_token(dev, "dev")
+        if final:
+            cost.final_seconds = calibrator.tokens(encoder, final) * per_token(final, "final")
     transfer = [t for t in _final_task_names(built) if t not in _sts_names()]
     if transfer:
         cost.notes.append(
@@ -270,11 +277,12 @@ def tokens(encoder: Any, texts: list[str]) -> int:
 
 def _token_seconds(encode: Any, encoder: Any, model: torch.nn.Module, sample: list[str],
                    calibrator: Calibrator) -> float:  # fmt: skip
-    """Seconds per token of an evaluation's encoding (after a warm-up batch), in eval mode."""
+    """Seconds per token of an evaluation's encoding, in eval mode: the second pass over the sample (the
+    first tokenizes it; a trial's token ids are cached after its first evaluation, harness.model.tokens)."""
     was = model.training
     model.eval()
     try:
-        encode(sample[:8])
+        encode(sample)
         _sync(calibrator.device)
         start = time.perf_counter()
         encode(sample)
