@@ -544,9 +544,12 @@ def plan_cmd(
 
     if every == bool(study):
         raise click.UsageError("give a STUDY or --all")
-    names = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")) if every else [study]
-    studies = [load_study(name, profile if (profile is None or not every) else profile) for name in names
-               if not every or profile is None or profile in load_study(name).profiles_available]  # fmt: skip
+    if every:  # each study at --profile where it has one (its default profile without --profile)
+        names = [p.stem for p in sorted(STUDIES_DIR.glob("*.yaml"))]
+        with_it = [n for n in names if profile in (None, *load_study(n).profiles_available)]
+        studies = [load_study(name, profile) for name in with_it]
+    else:
+        studies = [load_study(study, profile)]
     from harness.cost import Calibrator
     from harness.cost_plan import plan_lines
     from harness.data.paths import resolve_data_dir

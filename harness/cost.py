@@ -154,32 +154,27 @@ class Calibrator:
 
     def __init__(self, device: torch.device, steps: int = 2) -> None:
         self.device, self.steps = device, steps
-        self.step_seconds: dict[Any, float] = {}
-        self.per_token: dict[Any, float] = {}
-        self.token_counts: dict[Any, int] = {}
+        self.step_seconds: dict[Any, float] = {}  # a stage's seconds per step
+        self.per_token: dict[Any, float] = {}  # an evaluation set's encoding seconds per token
+        self.token_counts: dict[Any, int] = {}  # an evaluation set's tokens
+
+    @staticmethod
+    def once(table: dict[Any, Any], key: Any, measure: Callable[[], Any]) -> Any:
+        if key not in table:
+            table[key] = measure()
+        return table[key]
 
     def tokens(self, encoder: Any, texts: list[str]) -> int:
         """`tokens`, once per tokenizer, max length and text list (trials share their evaluation sets)."""
         key = (encoder.source, encoder.max_length, len(texts), hash(tuple(texts)))
-        if key not in self.token_counts:
-            self.token_counts[key] = tokens(encoder, texts)
-        return self.token_counts[key]
-
-    def stage_seconds(self, key: Any, measure: Callable[[], float]) -> float:
-        if key not in self.step_seconds:
-            self.step_seconds[key] = measure()
-        return self.step_seconds[key]
-
-    def token_seconds(self, key: Any, measure: Callable[[], float]) -> float:
-        if key not in self.per_token:
-            self.per_token[key] = measure()
-        return self.per_token[key]
+        return self.once(self.token_counts, key, lambda: tokens(encoder, texts))
 
 
 def stand_in_data(run: ResolvedRun, data_dir: Path) -> tuple[ResolvedRun, float, str | None]:
     """Full SNLI from the hub is counted at its published size and timed on the local pairs: (the run to
     load, the factor from the local SNLI to the real one for the stages that read it, a note)."""
-    if run.nli.train_data != "snli_hub" or not reads_nli(run):
+    reads = run.method.reads_nli or any(stage.reads_nli() for stage in run.stages)
+    if run.nli.train_data != "snli_hub" or not reads:
         return run, 1.0, None
     local = replace(run, nli=run.nli.model_copy(update={"train_data": "snli_local", "train_limit": None}))
     pairs = sum(len(group.hypotheses) for group in local.sources(data_dir).nli_groups())
@@ -188,83 +183,96 @@ def stand_in_data(run: ResolvedRun, data_dir: Path) -> tuple[ResolvedRun, float,
     return local, real / pairs, note
 
 
-def reads_nli(run: ResolvedRun, index: int | None = None) -> bool:
-    """Whether the run (or its stage `index`) trains on SNLI."""
-    if not run.stages:
-        return run.method.name in ("scl", "sbert")
-    stages = run.stages if index is None else run.stages[index : index + 1]
-    return any(s.variety == "sup_nli" for s in stages)
+@dataclass
+class Built:
+    """A trial as the plan builds it: its run on the local model and data, the model, its loop stages."""
+
+    run: ResolvedRun  # the trial's run, on the local (or stand-in) model and data
+    encoder: Any
+    model: torch.nn.Module
+    stages: list[Any]
+    amp_dtype: torch.dtype | None
+    shapes: tuple  # what sets every calibration's shapes: model, pooling, length, precision, method
 
 
 def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> TrialCost:
     """The trial's stages, evaluations and estimated seconds (see the module docstring)."""
-    from harness.evaluate.suite import SentenceEncoder
-    from harness.methods.base import DataSources
-    from harness.model.encoder import Encoder
-    from harness.model.standin import local_model
-
     cost = TrialCost()
     if not run.method.trains:
         cost.notes.append("trains nothing")
         return cost
     loaded, factor, note = stand_in_data(run, data_dir)
-    if note:
-        cost.notes.append(note)
-    model_dir, model_note = local_model(run.settings.model, data_dir)
-    if model_note:
-        cost.notes.append(model_note)
-    built = replace(loaded, settings=loaded.settings.model_copy(update={"model": model_dir}))
-    data = built.method.load_train_data(built, DataSources(data_dir))
-    s = built.settings
-    amp_dtype = DTYPES[resolve_precision(calibrator.device, s.precision)]
+    built, model_note = build(loaded, data_dir, calibrator.device)
+    cost.notes += [n for n in (note, model_note) if n]
+    cost.stages = stage_costs(run, built, factor, calibrator)
+    evaluation_costs(cost, built, data_dir, calibrator)
+    cost.notes += [f"{work}: not timed" for work in built.run.objective.untimed(built.run)]
+    return cost
+
+
+def build(run: ResolvedRun, data_dir: Path, device: torch.device) -> tuple[Built, str | None]:
+    """The trial's model (a stand-in where its weights are not here) and loop stages over its data."""
+    from harness.methods.base import DataSources
+    from harness.model.encoder import Encoder
+    from harness.model.standin import local_model
+
+    model_dir, note = local_model(run.settings.model, data_dir)
+    local = replace(run, settings=run.settings.model_copy(update={"model": model_dir}))
+    data = local.method.load_train_data(local, DataSources(data_dir))
+    s = local.settings
     torch.manual_seed(s.seed)
-    encoder = Encoder(model_dir, s.pooling, s.max_seq_length) if built.method.needs_encoder else None
-    model = built.build(encoder).to(calibrator.device).train()
-    stages = model.stages(s, data)
-    shapes = (s.model, s.pooling, s.max_seq_length, str(amp_dtype), built.method.name)
+    encoder = Encoder(model_dir, s.pooling, s.max_seq_length) if local.method.needs_encoder else None
+    model = local.build(encoder).to(device).train()
+    amp_dtype = DTYPES[resolve_precision(device, s.precision)]
+    shapes = (s.model, s.pooling, s.max_seq_length, str(amp_dtype), local.method.name)
+    return Built(local, encoder, model, model.stages(s, data), amp_dtype, shapes), note
+
+
+def stage_costs(run: ResolvedRun, built: Built, factor: float, calibrator: Calibrator) -> list[StageCost]:
+    """Each loop stage's steps and evaluations (as the loop counts them) and its timed seconds per step;
+    stages reading full SNLI count its real size (`factor` times the local one's batches)."""
+    s, costs = built.run.settings, []
     params = shape_key(run.params.model_dump(mode="json"))
-    for index, stage in enumerate(stages):
-        scale = factor if reads_nli(run, index if run.stages else None) else 1.0
+    for index, stage in enumerate(built.stages):
+        spec = run.stages[index] if run.stages else None
+        scale = factor if (spec.reads_nli() if spec else run.method.reads_nli) else 1.0
         per_epoch = math.ceil(len(stage.make_batches(random.Random(s.seed + stage.first_epoch))) * scale)
         total = per_epoch * stage.epochs
         total = min(total, stage.max_steps) if stage.max_steps else total
-        spec = shape_key(run.stages[index].model_dump(mode="json")) if run.stages else stage.name
-        key = (shapes, params, spec, s.batch_size, index if not run.stages else None)
-        seconds = calibrator.stage_seconds(
-            key,
-            lambda st=stage: time_stage(
-                model, st, built, calibrator.device, amp_dtype, calibrator.steps
-            ),  # fmt: skip
-        )
-        last = index == len(stages) - 1
-        evals = evaluations(total, per_epoch, s.eval_every, stage.scored, last)
-        cost.stages.append(StageCost(stage.name, total, evals, seconds))
-    objective = built.objective
-    dev = objective.dev_texts(built, data_dir)
-    final = objective.final_texts(built, data_dir)
-    # a final evaluation that is a dev pass scores the kept checkpoint, whose dev embeddings the trial's
-    # cache holds (it was dev-evaluated: the best, or the last stage's end): nothing is encoded again
-    cost.dev_texts, cost.final_texts = len(dev), (len(final) if final is not None else 0)
-    embedder = model.eval_encoder()
-    if embedder is not None and encoder is not None:
-        encode = SentenceEncoder(embedder, s.eval_batch_size, amp_dtype)
+        shape = shape_key(spec.model_dump(mode="json")) if spec else (stage.name, index)
+        key = (built.shapes, params, shape, s.batch_size)
+        seconds = calibrator.once(calibrator.step_seconds, key, lambda st=stage: time_stage(
+            built.model, st, built.run, calibrator.device, built.amp_dtype, calibrator.steps))  # fmt: skip
+        evals = evaluations(total, per_epoch, s.eval_every, stage.scored, index == len(built.stages) - 1)
+        costs.append(StageCost(stage.name, total, evals, seconds))
+    return costs
 
-        def per_token(texts: list[str], which: str) -> float:
-            """Seconds per token on a sample of these texts (a set's lengths set its batches' shapes)."""
-            sample = random.Random(0).sample(texts, min(ENCODE_SAMPLE, len(texts)))
-            key = (shapes[:4], s.eval_batch_size, params, which, len(texts))
-            return calibrator.token_seconds(key, lambda: _token_seconds(encode, encoder, model, sample,
-                                                                        calibrator))  # fmt: skip
 
-        cost.dev_seconds = calibrator.tokens(encoder, dev) * per_token(dev, "dev")
-        if final:
-            cost.final_seconds = calibrator.tokens(encoder, final) * per_token(final, "final")
-    transfer = [t for t in _final_task_names(built) if t not in _sts_names()]
-    if transfer:
-        cost.notes.append(
-            f"{len(transfer)} transfer task(s) ({', '.join(transfer)}): classifier fits not timed"
-        )
-    return cost
+def evaluation_costs(cost: TrialCost, built: Built, data_dir: Path, calibrator: Calibrator) -> None:
+    """The texts of a dev and of the final evaluation, and their encoding's seconds. A final evaluation
+    that is a dev pass scores the kept checkpoint, whose dev embeddings the trial's cache holds (it was
+    dev-evaluated: the best, or the last stage's end): nothing is encoded again."""
+    from harness.evaluate.suite import SentenceEncoder
+
+    run, objective = built.run, built.run.objective
+    dev, final = objective.dev_texts(run, data_dir), objective.final_texts(run, data_dir)
+    cost.dev_texts, cost.final_texts = len(dev), len(final or [])
+    embedder = built.model.eval_encoder()
+    if embedder is None or built.encoder is None:
+        return
+    encode = SentenceEncoder(embedder, run.settings.eval_batch_size, built.amp_dtype)
+    params = shape_key(run.params.model_dump(mode="json"))
+
+    def seconds(texts: list[str], which: str) -> float:
+        """Tokens x seconds per token on a sample of these texts (a set's lengths shape its batches)."""
+        sample = random.Random(0).sample(texts, min(ENCODE_SAMPLE, len(texts)))
+        key = (built.shapes[:4], run.settings.eval_batch_size, params, which, len(texts))
+        per_token = calibrator.once(calibrator.per_token, key, lambda: _token_seconds(
+            encode, built.encoder, built.model, sample, calibrator))  # fmt: skip
+        return calibrator.tokens(built.encoder, texts) * per_token
+
+    cost.dev_seconds = seconds(dev, "dev")
+    cost.final_seconds = seconds(final, "final") if final else 0.0
 
 
 def tokens(encoder: Any, texts: list[str]) -> int:
@@ -290,17 +298,3 @@ def _token_seconds(encode: Any, encoder: Any, model: torch.nn.Module, sample: li
         return (time.perf_counter() - start) / max(tokens(encoder, sample), 1)
     finally:
         model.train(was)
-
-
-def _final_task_names(run: ResolvedRun) -> list[str]:
-    if run.objective.name != "sts":
-        return []
-    from harness.objectives.sts import final_tasks
-
-    return final_tasks(run.settings.eval_suite, run.settings.final_tasks)
-
-
-def _sts_names() -> tuple[str, ...]:
-    from harness.evaluate.sts import STS_TASKS
-
-    return tuple(STS_TASKS)

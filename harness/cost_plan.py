@@ -69,7 +69,7 @@ def study_plan(study: ResolvedStudy, data_dir: Path, calibrator: Calibrator) -> 
             costs.append((number, values, trial_cost(run, data_dir, calibrator)))
         except (HarnessError, OSError) as exc:
             costs.append((number, values, str(exc).splitlines()[0]))
-    estimated = [c for _, _, c in costs if isinstance(c, TrialCost)]
+    estimated = [c for _, _, c in costs if isinstance(c, TrialCost) and c.stages]  # trials that train
     shared = set.intersection(*(set(c.notes) for c in estimated)) if estimated else set()
     lines += [f"  every trial: {note}" for note in sorted(shared)]
     for number, values, cost in costs:

@@ -46,6 +46,7 @@ class Method:
     Params: ClassVar[type[BaseModel]] = NoParams
     objective: ClassVar[str] = "sts"
     needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
+    reads_nli: ClassVar[bool] = False  # trains on SNLI itself (a pipeline's stages say it for themselves)
     trains: ClassVar[bool] = True  # False: nothing to train (an ensemble, GloVe); `needs` says what it reads
     model: ClassVar[str] = ""  # "harness.method_models.<file>:<Class>": what `build` makes
     # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins

@@ -89,6 +89,7 @@ class SCLParams(BaseModel):
 class SupervisedContrastiveNLI(Method):
     Params = SCLParams
     model = "harness.method_models.nli:NLIModel"
+    reads_nli = True
     run_defaults: ClassVar[dict[str, Any]] = {
         "model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5, "batch_size": 64,
         "epochs": 1, "warmup_ratio": 0.1, "lr_schedule": "linear", "keep_best": False,

@@ -113,6 +113,11 @@ class Objective:
         return None
 
     @classmethod
+    def untimed(cls, run: ResolvedRun) -> list[str]:
+        """Work of the final evaluation beyond encoding, which `harness plan` counts but does not time."""
+        return []
+
+    @classmethod
     def preflight(cls, run: ResolvedRun, data_dir: Path) -> None:
         """Load what scoring `run` needs, so a missing file fails before any trial."""
 

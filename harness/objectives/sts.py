@@ -64,6 +64,15 @@ class STSObjective(Objective):
         return task_texts(data_dir, final_tasks(s.eval_suite, s.final_tasks), s.text_variant)
 
     @classmethod
+    def untimed(cls, run: Any) -> list[str]:
+        s = run.settings
+        tasks = final_tasks(s.eval_suite, s.final_tasks)
+        transfer = [t for t in tasks if get_task(t).kind == "classification"]
+        return (
+            [f"{len(transfer)} transfer task(s) ({', '.join(transfer)}): classifier fits"] if transfer else []
+        )
+
+    @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         variant = run.settings.text_variant
         for name in final_tasks(run.settings.eval_suite, run.settings.final_tasks):

@@ -81,6 +81,10 @@ class StageSpec(BaseModel):
         """Whether the stage reads a GLUE task (`glue_source`, `glue_dir`)."""
         return False
 
+    def reads_nli(self) -> bool:
+        """Whether the stage reads SNLI (the run's `NLISource`)."""
+        return False
+
     def modules(self, hidden: int) -> dict[str, nn.Module]:
         """Modules of its own this stage trains (added to the method by name, once)."""
         return {}

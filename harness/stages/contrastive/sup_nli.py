@@ -35,6 +35,9 @@ class SupNLIStage(ContrastiveStage):
     contrastive: Literal["sup_nli"] = "sup_nli"
     hard_negative_weight: float = Field(0.0, description="SimCSE's log weight on own hard negative")
 
+    def reads_nli(self) -> bool:
+        return True
+
     def examples(self, sources: StageSources) -> list[tuple[str, str, str]]:
         return nli_triplets(sources.nli_groups())
 
