@@ -23,8 +23,10 @@ from pathlib import Path
 
 ENTRY = "harness.cli:main"  # the `harness` command (pyproject.toml [project.scripts]); named, not imported:
 # the command line sits above the workers that start it
-# what a worker and a coordinator import; the fork server imports them once and does nothing else
-PRELOAD = ["harness.cli", "harness.runner", "harness.trial", "harness.workers", "harness.steady_storage"]
+# what a worker and a coordinator import; the fork server imports them once and does nothing else; the last
+# one freezes what the imports made (harness.fork_server_ready), so no fork collects it again
+PRELOAD = ["harness.cli", "harness.runner", "harness.trial", "harness.workers", "harness.steady_storage",
+           "harness.fork_server_ready"]  # fmt: skip
 _context: multiprocessing.context.ForkServerContext | None = None
 
 
