@@ -1,39 +1,29 @@
-"""Shared by the benchmarks: the mean wall time of optimizer steps."""
+"""Shared by the benchmarks: a method's training step as a trial runs it, timed; what a figure ran on."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
 
-from harness.device import autocast, describe, hardware_tags, pick_device, resolve_precision
-from harness.train.loop import adamw
+from harness.device import describe, hardware_tags, pick_device, resolve_precision
 
 
-def mean_step_seconds(
-    loss: Callable[[Any], torch.Tensor],
-    batches: Sequence[Any],
-    parameters: Iterable[torch.nn.Parameter],
-    device: torch.device,
-    dtype: torch.dtype | None,
-) -> float:
-    """Forward (under autocast), backward and AdamW step (the training loop's) per batch; the first step
-    is a warm-up and is not counted."""
-    optimizer = adamw(list(parameters), 2e-5, 0.0, device)
-    times = []
-    for batch in batches:
-        start = time.perf_counter()
-        with autocast(device, dtype):
-            value = loss(batch)
-        optimizer.zero_grad(set_to_none=True)
-        value.backward()
-        optimizer.step()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return sum(times[1:]) / max(1, len(times) - 1)
+def loop_step_seconds(config: dict[str, Any], steps: int, data: Any = None) -> tuple[float, Any]:
+    """Seconds per step of the run's first loop stage through the loop's own `train_step` (forward under
+    the run's autocast, backward, clipping, fused AdamW), whole batches, after one warm-up step; the model
+    and stages built as `harness plan` builds a trial's (harness.cost.build: a random model of a known
+    config where the weights are not here). `data`: that stage's training data instead of the run's (e.g.
+    `PipelineData(None, [texts])` for a contrastive stage). Returns (seconds, the built trial)."""
+    from harness.cost import build, time_stage
+    from harness.data.paths import resolve_data_dir
+    from harness.run_spec import resolve_run
+
+    device = pick_device()
+    built, _ = build(resolve_run(config), resolve_data_dir(), device)
+    stages = built.stages if data is None else built.model.stages(built.run.settings, data)
+    seconds = time_stage(built.model, stages[0], built.run, device, built.amp_dtype, steps, cut_on_cpu=False)
+    return seconds, built
 
 
 def machine_header() -> str:

@@ -14,32 +14,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import tempfile
 
-import torch
-from steps import machine_header, mean_step_seconds, precision_label
+from steps import loop_step_seconds, machine_header, precision_label
 
 from harness.data.paths import resolve_data_dir
-from harness.device import autocast_dtype, pick_device
-from harness.methods.pipeline import PipelineData
-from harness.methods.unsup_simcse import UnsupSimCSE
-from harness.model.encoder import Encoder, resolve_model_name
-from harness.run_spec import resolve_run
+from harness.device import pick_device
+from harness.model.encoder import resolve_model_name
 from harness.stages.contrastive.unsup import wiki_sentences
 
 
-def harness_step(model_name: str, sentences: list[str], steps: int, batch_size: int, precision: str) -> float:
-    device = pick_device()
-    dtype = autocast_dtype(device, precision)  # type: ignore[arg-type]
-    run = resolve_run({"method": "unsup_simcse", "batch_size": batch_size, "max_seq_length": 32})
-    torch.manual_seed(0)
-    method = UnsupSimCSE(Encoder(model_name, "mean", 32), run.params).to(device).train()
-    stage = method.stages(run.settings, PipelineData(None, [sentences]))[0]
-    batches = stage.make_batches(random.Random(0))[: steps + 1]
-    return mean_step_seconds(
-        lambda b: stage.updates[0](b)["loss"], batches, method.parameters(), device, dtype
-    )
+def harness_step(model_name: str, steps: int, batch_size: int, precision: str) -> float:
+    config = {"method": "unsup_simcse", "model": model_name, "pooling": "mean", "max_seq_length": 32,
+              "batch_size": batch_size, "precision": precision}  # fmt: skip
+    return loop_step_seconds(config, steps)[0]
 
 
 def sentence_transformers_step(model_name: str, sentences: list[str], steps: int, batch_size: int) -> float:
@@ -75,7 +63,7 @@ def main() -> None:
     reference = sentence_transformers_step(args.model, sentences, args.steps, args.batch_size)
     print(f"sentence-transformers trainer + MNRL (fp32): {reference:.3f} s/step")
     for precision in ("fp32", "auto"):
-        ours = harness_step(args.model, sentences, args.steps, args.batch_size, precision)
+        ours = harness_step(args.model, args.steps, args.batch_size, precision)
         label = precision_label(precision)
         print(f"harness unsup_simcse step ({label}): {ours:.3f} s/step  speed-up {reference / ours:.2f}x")
 

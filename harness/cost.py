@@ -114,9 +114,9 @@ def fewer_rows(batch: Any, rows: int) -> tuple[Any, float]:
 
 
 def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: torch.device,
-               amp_dtype: torch.dtype | None, steps: int) -> float:  # fmt: skip
+               amp_dtype: torch.dtype | None, steps: int, cut_on_cpu: bool = True) -> float:  # fmt: skip
     """Seconds per training step of `stage`: `steps` real steps after one warm-up step (see the module
-    docstring for the CPU's cut batches)."""
+    docstring for the CPU's cut batches; `cut_on_cpu=False` times whole batches there too, as bench/ does)."""
     from transformers import get_constant_schedule
 
     from harness.train.loop import adamw, train_step
@@ -131,7 +131,7 @@ def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: tor
     seconds, factors = [], []
     for number in range(steps + 1):
         batch, factor = batches[number % len(batches)], 1.0
-        if device.type == "cpu":
+        if device.type == "cpu" and cut_on_cpu:
             batch, factor = fewer_rows(batch, CPU_ROWS)
         _sync(device)
         start = time.perf_counter()

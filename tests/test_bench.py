@@ -1,0 +1,44 @@
+"""The benchmarks in bench/ still run against the package (a refactor once broke two of them silently):
+the paper-shape step benchmark end to end on the tiny BERT, its FLOPs and JSON; the shared loop timing."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+@pytest.fixture
+def bench_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCH))  # the scripts import their shared `steps` module
+
+
+def test_step_mfu_times_the_harness_and_the_hf_trainer_on_the_same_step(
+    bench_on_path: None, tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "mfu.json"
+    argv = ["step_mfu.py", "--model", str(tiny_bert), "--batch-size", "4", "--length", "24", "--steps", "2",
+            "--precisions", "fp32", "--against", "hf", "--json", str(out)]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(BENCH / "step_mfu.py"), run_name="__main__")
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["side"] for r in rows] == ["harness loop", "HF Trainer"]
+    # tiny BERT (hidden 32, intermediate 64, 2 layers), 2 views x 4 texts of 24 tokens, 3 x the forward
+    flops = 3 * 2 * 8 * 24 * (2 * (4 * 32 * 32 + 2 * 32 * 64) + 4 * 24 * 32)
+    for row in rows:
+        assert row["seconds_per_step"] > 0 and row["mfu"] == "n/a"  # no GPU peak on a CPU
+        assert row["tflops"] == pytest.approx(flops / row["seconds_per_step"] / 1e12)
+
+
+def test_loop_step_seconds_builds_a_method_as_a_trial_does(bench_on_path: None, tiny_bert: Path) -> None:
+    from steps import loop_step_seconds
+
+    config = {"method": "scl", "model": str(tiny_bert), "train_data": "snli_local", "snli_splits": ["dev"],
+              "batch_size": 8, "max_seq_length": 32, "precision": "fp32"}  # fmt: skip
+    seconds, built = loop_step_seconds(config, steps=1)
+    assert seconds > 0 and built.run.method.name == "scl"
