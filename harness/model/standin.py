@@ -1,8 +1,9 @@
 """A model to time when its weights are not here (`harness plan`): a randomly initialised BERT of the same
 config, saved once per machine in the temporary folder with the uncased WordPiece tokenizer of the data
 folder (`<data>/tokenizers/bert-base-uncased`, the vocab of every uncased Google BERT). Known configs:
-bert-base-uncased (that folder's config.json) and google/bert_uncased_L-8_H-512_A-8 (Turc et al. 2019,
-"BERT-Medium": 8 layers, hidden 512, 8 heads, intermediate 2048; its config.json on the hub)."""
+bert-base-uncased (that folder's config.json), google/bert_uncased_L-8_H-512_A-8 (Turc et al. 2019,
+"BERT-Medium": 8 layers, hidden 512, 8 heads, intermediate 2048; its config.json on the hub) and
+all-MiniLM-L6-v2 where its offline package is not installed (a GPU machine)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.model.location import resolve_model_name
 
+# all-MiniLM-L6-v2's config.json (a BERT of the uncased vocabulary; Wang et al. 2020's MiniLM, 6 layers)
+MINILM = {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12, "intermediate_size": 1536}
 KNOWN: dict[str, dict[str, int]] = {
     "bert-base-uncased": {},
     "google-bert/bert-base-uncased": {},
     "google/bert_uncased_L-8_H-512_A-8": {
         "hidden_size": 512, "num_hidden_layers": 8, "num_attention_heads": 8, "intermediate_size": 2048,
     },
+    "all-MiniLM-L6-v2": MINILM, "sentence-transformers/all-MiniLM-L6-v2": MINILM,
 }  # fmt: skip
 
 
