@@ -16,7 +16,6 @@ Where the weights are not here (bert-base-uncased), a random model of the config
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 
 import yaml
-from steps import machine_header
+from steps import machine_header, write_figures
 
 from harness.data.paths import resolve_data_dir
 from harness.model.standin import local_model
@@ -109,9 +108,7 @@ def main() -> None:
             gpu_hour = f"{per_gpu_hour:7.1f}/GPU-hour" if per_gpu_hour else "no GPU"
             print(f"K={k}: {wall:7.1f} s  {per_hour:7.1f} trials/hour  {gpu_hour}  "
                   f"{per_hour / first:.2f}x K=1  scores {', '.join(f'{s:.2f}' for s in scores)}")  # fmt: skip
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump({"machine": machine_header(), "model": args.model, "rows": rows}, out, indent=1)
+    write_figures(args.json, args.model, rows)
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ MFU = harness.flops.train_step_flops(config, [L] * 2B) per second / the GPU's de
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
 from typing import Any, NamedTuple
 
 import torch
-from steps import loop_step_seconds, machine_header, precision_label
+from steps import loop_step_seconds, machine_header, precision_label, write_figures
 
 from harness.data.paths import resolve_data_dir
 from harness.device import pick_device, resolve_precision
@@ -213,9 +212,7 @@ def main() -> None:
             rows.append(row)
             print(f"{side:22s} {row['precision']:12s} {secs * 1000:9.1f} ms/step  {tflops:7.2f} TFLOPS  "
                   f"MFU {mfu:>6s}  harness {secs / seconds:.2f}x faster  ({optimizer})")  # fmt: skip
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump({"machine": machine_header(), "model": args.model, "rows": rows}, out, indent=1)
+    write_figures(args.json, args.model, rows)
 
 
 if __name__ == "__main__":

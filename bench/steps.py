@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import torch
@@ -36,3 +37,10 @@ def precision_label(precision: str) -> str:
     """`auto (fp32)`: the requested precision and what it resolved to on this machine."""
     resolved = resolve_precision(pick_device(), precision)
     return precision if resolved == precision else f"{precision} ({resolved})"
+
+
+def write_figures(path: str | None, model: str, rows: list[dict[str, Any]]) -> None:
+    """The benchmark's rows as JSON at `path` (`--json`), with the machine they were measured on."""
+    if path:
+        with open(path, "w") as out:
+            json.dump({"machine": machine_header(), "model": model, "rows": rows}, out, indent=1)
