@@ -10,9 +10,13 @@ sequences of L tokens), mean pooling, InfoNCE over the in-batch pairs at tempera
 clipping at 1.0, AdamW. Harness: the `unsup_simcse` method's first loop stage through `train_step`
 (bench/steps.py). HF Trainer: a BertModel wrapped to return the same loss, Trainer defaults otherwise
 (its optimizer is printed). sentence-transformers: MultipleNegativesRankingLoss with scale 20 (= 1/0.05),
-anchor = positive = the text. Both trainers are timed between consecutive step ends (synchronised on a
-GPU), after their first step. Where the weights are not here, every side loads the same random model of
-the known config (harness.model.standin; bert-base-uncased, google/bert_uncased_L-8_H-512_A-8).
+anchor = positive = the text. Every side tokenizes its batch each step (the Trainer's collator the B
+texts). Both trainers are timed between consecutive step ends (synchronised on a GPU), so their data
+loaders and callbacks are in the time; the harness's loop per synchronised `train_step` on premade
+batches of texts; each after its first step, and on a GPU after a few seconds of matrix products (clocks
+up). The harness trains no projection head here (`mlp_projection: false`), as the others have none. Where
+the weights are not here, every side loads the same random model of the known config
+(harness.model.standin: bert-base-uncased, google/bert_uncased_L-8_H-512_A-8, all-MiniLM-L6-v2).
 
 MFU = harness.flops.train_step_flops(config, [L] * 2B) per second / the GPU's dense bf16 peak
 (harness.flops.BF16_PEAK_TFLOPS, or --peak-tflops), for fp32 runs too; on a CPU only TFLOPS are printed.
@@ -96,6 +100,18 @@ class Shape(NamedTuple):
     steps: int
 
 
+def warm_up(device: torch.device, seconds: float = 3.0) -> None:
+    """Matrix products for a few seconds, so that the first side is not timed while the GPU's clocks
+    still rise from idle (345 MHz idle, 1980 MHz under load on this workplace's H200s)."""
+    if device.type != "cuda":
+        return
+    a = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        a @ a
+        torch.cuda.synchronize(device)
+
+
 def hf_trainer_step(shape: Shape, precision: str) -> tuple[float, str]:
     """Seconds per step of transformers' Trainer on the same SimCSE step; (seconds, its optimizer)."""
     path, texts, length, batch_size, steps = shape
@@ -118,14 +134,19 @@ def hf_trainer_step(shape: Shape, precision: str) -> tuple[float, str]:
             }
 
     tokenizer = AutoTokenizer.from_pretrained(path)
-    encoded = tokenizer(texts, truncation=True, max_length=length, padding="max_length")
-    data = Dataset.from_dict({"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]})
+
+    def collate(rows: list[dict[str, str]]) -> dict[str, torch.Tensor]:  # tokenized each step, as the others
+        batch = tokenizer([r["text"] for r in rows], truncation=True, max_length=length, padding=True,
+                          return_tensors="pt")  # fmt: skip
+        return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+
+    data = Dataset.from_dict({"text": texts})
     ends = StepEnds()
     with tempfile.TemporaryDirectory() as out:
         kwargs, arguments = _arguments(out, batch_size, steps, precision)
-        trainer = Trainer(
-            model=SimCSE(), args=arguments(**kwargs), train_dataset=data, callbacks=[_callback(ends)]
-        )
+        kwargs["remove_unused_columns"] = False  # the collator reads the text column
+        trainer = Trainer(model=SimCSE(), args=arguments(**kwargs), train_dataset=data, data_collator=collate,
+                          callbacks=[_callback(ends)])  # fmt: skip
         trainer.train()
         return ends.seconds(), str(trainer.args.optim.value)
 
@@ -159,7 +180,8 @@ def harness_step(shape: Shape, precision: str) -> tuple[float, Any]:
 
     path, texts, length, batch_size, steps = shape
     config = {"method": "unsup_simcse", "model": path, "pooling": "mean", "max_seq_length": length,
-              "batch_size": batch_size, "precision": precision, "temperature": TEMPERATURE}  # fmt: skip
+              "batch_size": batch_size, "precision": precision, "temperature": TEMPERATURE,
+              "mlp_projection": False}  # fmt: skip
     seconds, built = loop_step_seconds(config, steps, PipelineData(None, [texts]))
     return seconds, built.encoder.model.config
 
@@ -194,6 +216,7 @@ def main() -> None:
     )
     precisions = (args.precisions or ("fp32,bf16" if device.type == "cuda" else "fp32,auto")).split(",")
     shape = Shape(path, texts, args.length, args.batch_size, args.steps)
+    warm_up(device)
     rows = []
     for precision in precisions:
         seconds, config = harness_step(shape, precision)

@@ -15,7 +15,7 @@ and clipping as the loop does them), after one untimed warm-up step, and the enc
 dev texts and as many final texts (per token, each set its own: the final STS sentences are shorter than STS-B
 dev's). On a CPU a step is timed on at most `CPU_ROWS` examples of the batch and scaled by the batch's size
 (CPU time grows with the tokens); on a GPU the whole batch is timed. A trial whose weights are not here runs
-on a randomly initialised model of the same config (known: bert-base-uncased,
+on a randomly initialised model of the same config (known: bert-base-uncased, all-MiniLM-L6-v2,
 google/bert_uncased_L-8_H-512_A-8; `harness.model.standin`); full SNLI from the hub is counted at its
 published size, its shapes timed on the local SNLI dev/test pairs. Not timed: the transfer tasks' classifier
 fits (counted and named in the notes), tokenization, MLflow logging, process start-up. Calibrations are shared

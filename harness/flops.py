@@ -15,14 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 # Dense (no 2:4 sparsity) bf16 tensor-core peaks, TFLOPS, from NVIDIA's data sheets; looked up by a name
-# fragment of `torch.cuda.get_device_name()`, the first that matches (so "H100 PCIe" before "H100").
+# fragment of `torch.cuda.get_device_name()`, the first that matches (so "H100 PCIe" before "H100", "L40"
+# before "L4").
 BF16_PEAK_TFLOPS: dict[str, float] = {
     "H100 PCIe": 756.0,
     "H100 NVL": 835.0,
     "H100": 989.4,  # SXM5 (the name reads "NVIDIA H100 80GB HBM3")
-    "H200": 989.4,
+    "H200 NVL": 835.0,
+    "H200": 989.4,  # SXM
     "A100": 312.0,
     "L40S": 362.1,
+    "L40": 181.0,
     "L4": 121.0,
 }
 

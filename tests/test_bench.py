@@ -18,16 +18,16 @@ def bench_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(BENCH))  # the scripts import their shared `steps` module
 
 
-def test_step_mfu_times_the_harness_and_the_hf_trainer_on_the_same_step(
+def test_step_mfu_times_the_harness_and_both_trainers_on_the_same_step(
     bench_on_path: None, tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "mfu.json"
     argv = ["step_mfu.py", "--model", str(tiny_bert), "--batch-size", "4", "--length", "24", "--steps", "2",
-            "--precisions", "fp32", "--against", "hf", "--json", str(out)]  # fmt: skip
+            "--precisions", "fp32", "--against", "hf,st", "--json", str(out)]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(BENCH / "step_mfu.py"), run_name="__main__")
     rows = json.loads(out.read_text())["rows"]
-    assert [r["side"] for r in rows] == ["harness loop", "HF Trainer"]
+    assert [r["side"] for r in rows] == ["harness loop", "HF Trainer", "sentence-transformers"]
     # tiny BERT (hidden 32, intermediate 64, 2 layers), 2 views x 4 texts of 24 tokens, 3 x the forward
     flops = 3 * 2 * 8 * 24 * (2 * (4 * 32 * 32 + 2 * 32 * 64) + 4 * 24 * 32)
     for row in rows:

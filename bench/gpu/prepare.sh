@@ -6,7 +6,9 @@
 # Then, on the device: `bash bench/gpu/run.sh SECTION...` (see there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+EXCLUDE=$(git rev-parse --git-path info/exclude)  # a worktree's too
+mkdir -p "$(dirname "$EXCLUDE")"
+grep -qx '/.gpu/' "$EXCLUDE" 2>/dev/null || echo '/.gpu/' >> "$EXCLUDE"
 DATA=${HARNESS_DATA_DIR:-../shared/data}
 rm -rf .gpu && mkdir -p .gpu/whl .gpu/data/wiki .gpu/data/tokenizers
 # The GPU image's packages (/work/.library/device/KINDS.md, read 2026-11-17): never carried, so that the

@@ -73,10 +73,18 @@ class Encoder(nn.Module):
         return next(self.model.parameters()).device
 
     def tokenize(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
-        """Pad to the longest sentence in the batch (dynamic padding), truncated at max_length."""
+        """Pad to the longest sentence in the batch (dynamic padding), truncated at max_length. Each
+        distinct sentence is tokenized once and its row repeated (SimCSE's two views of a batch list every
+        sentence twice): the same tensors as tokenizing the list, half the tokenizer's work there."""
+        listed = list(sentences)
+        distinct = list(dict.fromkeys(listed))
         batch = self.tokenizer(
-            list(sentences), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+            distinct, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
         )
+        if len(distinct) < len(listed):
+            row = {sentence: i for i, sentence in enumerate(distinct)}
+            index = torch.tensor([row[sentence] for sentence in listed])
+            batch = {k: v.index_select(0, index) for k, v in batch.items()}
         return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
 
     def token_ids(self, sentences: Sequence[str]) -> dict[str, list[list[int]]]:

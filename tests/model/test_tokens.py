@@ -51,3 +51,15 @@ def test_an_encoders_token_ids_are_the_tokenizers_and_shared_between_encoders(ti
     assert ids == {k: list(v) for k, v in one.tokenizer(SENTENCES, truncation=True, max_length=16).items()}
     assert two.token_ids(SENTENCES) is ids  # same tokenizer files and length: tokenized once
     assert Encoder(str(tiny_bert), "mean", 8).token_ids(SENTENCES) is not ids
+
+
+def test_a_batch_with_repeated_sentences_tokenizes_as_the_tokenizer_does(tiny_bert: Path) -> None:
+    """Encoder.tokenize tokenizes each distinct sentence once (SimCSE's two views repeat all of them) and
+    must give exactly the tensors of tokenizing the whole list."""
+    encoder = Encoder(str(tiny_bert), "mean", 32)
+    listed = [*SENTENCES, *SENTENCES[::-1], SENTENCES[0]]
+    theirs = encoder.tokenizer(listed, padding=True, truncation=True, max_length=32, return_tensors="pt")
+    ours = encoder.tokenize(listed)
+    assert set(ours) == set(theirs)
+    for key in theirs:
+        assert torch.equal(ours[key], theirs[key]), key
