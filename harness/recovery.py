@@ -21,7 +21,7 @@ import copy
 import time
 import warnings
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.storages import RetryHeartbeatStaleTrialCallback
@@ -99,16 +99,24 @@ class StaleTrialHandler:
                    "coordinator ends it when the study ends")  # fmt: skip
 
     def _runs_of(self, study: optuna.Study, trial: FrozenTrial) -> list[str]:
-        """The lost trial's MLflow runs still RUNNING: the one whose id it recorded, else the one found by
-        its parent and `trial` tags (a worker that died between creating its run and recording the id)."""
+        """The lost trial's MLflow runs still open (`_open`): the one whose id it recorded, else the one
+        found by its parent and `trial` tags (a worker that died between creating its run and recording
+        the id)."""
         run_id = trial.user_attrs.get(MLFLOW_RUN)
         if run_id:
-            return [run_id] if self.tracker.client.get_run(run_id).info.status == "RUNNING" else []
+            return [run_id] if _open(self.tracker.client.get_run(run_id)) else []
         attrs = study.user_attrs
         if PARENT_RUN not in attrs or EXPERIMENT not in attrs:
             return []
-        runs = self.tracker.running_children(attrs[EXPERIMENT], attrs[PARENT_RUN], trial.number)
-        return [run.info.run_id for run in runs]
+        runs = self.tracker.trial_children(attrs[EXPERIMENT], attrs[PARENT_RUN], trial.number)
+        return [run.info.run_id for run in runs if _open(run)]
+
+
+def _open(run: Any) -> bool:
+    """RUNNING, or ended by the coordinator's sweep (`close_stray_runs`, reason `STRAY`) in the moment
+    between Optuna failing the trial and this handler's requeue: the handler's precise reason replaces
+    the sweep's guess (seen once in the frozen-worker fault test under load)."""
+    return run.info.status == "RUNNING" or run.data.tags.get("error") == STRAY
 
 
 def requeued_numbers(trials: list[FrozenTrial]) -> set[int]:

@@ -131,10 +131,14 @@ class Tracker:
     def log_metrics(self, run_id: str, metrics: dict[str, float], step: int = 0) -> None:
         LoggedRun(self.client, run_id).log_metrics(metrics, step)
 
-    def running_children(self, experiment_id: str, parent_id: str, trial: int | None = None) -> list:
-        """The parent's child runs still RUNNING (of trial number `trial` only, when given)."""
+    def trial_children(self, experiment_id: str, parent_id: str, trial: int) -> list:
+        """The parent's child runs of trial number `trial`, whatever their status."""
+        query = f"tags.`{PARENT_TAG}` = '{parent_id}' and tags.trial = '{trial}'"
+        return self.client.search_runs([experiment_id], query)
+
+    def running_children(self, experiment_id: str, parent_id: str) -> list:
+        """The parent's child runs still RUNNING."""
         query = f"tags.`{PARENT_TAG}` = '{parent_id}' and attributes.status = 'RUNNING'"
-        query += f" and tags.trial = '{trial}'" if trial is not None else ""
         return self.client.search_runs([experiment_id], query)
 
     def kill_orphans(self, experiment_id: str, parent_id: str) -> int:
