@@ -127,12 +127,22 @@ def _stop(procs: list[subprocess.Popen[bytes] | forked.ForkedCommand], how: int 
             proc.kill()
 
 
+REQUEUE_SETTLE = 1.0  # seconds: see watch_external_workers
+
+
 def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, progress: bool) -> None:
-    """`--workers 0`: wait until every trial has ended, failing (and so re-queueing) stale ones."""
+    """`--workers 0`: wait until every trial has ended, failing (and so re-queueing) stale ones. When all
+    seem ended, look once more after `REQUEUE_SETTLE`: a worker that has just failed a lost trial (Optuna
+    writes FAIL, then calls harness.recovery's handler) queues it again a moment later, and a coordinator
+    that concluded in between closed the study under a trial still to run."""
     bar = study_bar(study, opt, progress)
     try:
-        while remaining(opt, study) > 0 or others_running(opt):
-            wait_for_others(opt, tracker)
-            update_bar(bar, opt)
+        while True:
+            while remaining(opt, study) > 0 or others_running(opt):
+                wait_for_others(opt, tracker)
+                update_bar(bar, opt)
+            time.sleep(REQUEUE_SETTLE)
+            if remaining(opt, study) == 0 and not others_running(opt):
+                break
     finally:
         bar.close()

@@ -1,0 +1,38 @@
+"""harness.workers: the `--workers 0` coordinator waits for a trial queued again just as every trial
+seemed ended (harness.recovery's handler queues a lost trial a moment after Optuna failed it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState, create_trial
+
+from harness import workers
+from harness.study_spec import load_study
+from harness.tracking import Tracker
+from tests.helpers import tiny_study
+
+
+def test_a_trial_queued_again_as_all_seemed_ended_is_waited_for(
+    tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}))  # a grid of one point
+    opt = optuna.create_study()
+    lost = create_trial(state=TrialState.FAIL, system_attrs={"grid_id": 0})  # failed for lost, just now
+    opt.add_trial(lost)
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:  # what other processes do while the coordinator waits
+        sleeps.append(seconds)
+        if len(sleeps) == 1:  # the handler queues the lost trial again during the settle
+            opt.enqueue_trial({}, skip_if_exists=False)
+        elif len(sleeps) == 2:  # a worker takes it and ends it
+            trial = opt.ask()
+            opt.tell(trial, 0.5)
+
+    monkeypatch.setattr(workers.time, "sleep", sleep)
+    workers.watch_external_workers(study, opt, Tracker(f"sqlite:///{tmp_path / 'm.db'}"), progress=False)
+    assert sleeps[0] == workers.REQUEUE_SETTLE and len(sleeps) >= 3  # looked again, waited, settled again
+    assert [t.state for t in opt.trials] == [TrialState.FAIL, TrialState.COMPLETE]
