@@ -56,38 +56,35 @@ def fixed_length_texts(tokenizer: Any, sentences: list[str], count: int, length:
     raise SystemExit(f"the wiki sentences give only {len(texts)} texts of {length} tokens; ask for fewer")
 
 
-class StepEnds:
-    """A trainer callback: the time of each step's end (after the GPU has finished it)."""
-
-    def __init__(self) -> None:
-        self.ends: list[float] = []
-
-    def seconds(self) -> float:
-        gaps = [b - a for a, b in zip(self.ends, self.ends[1:], strict=False)]
-        return sum(gaps) / len(gaps)
-
-
-def _callback(ends: StepEnds) -> Any:
+def step_end_timer() -> Any:
+    """A trainer callback that records the time of each step's end (after the GPU has finished it);
+    `seconds()`: the mean gap between step ends, so the first step (the warm-up) is not counted."""
     from transformers import TrainerCallback
 
-    class Record(TrainerCallback):
+    class StepEnds(TrainerCallback):
+        def __init__(self) -> None:
+            self.ends: list[float] = []
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
-            ends.ends.append(time.perf_counter())
+            self.ends.append(time.perf_counter())
 
-    return Record()
+        def seconds(self) -> float:
+            gaps = [b - a for a, b in zip(self.ends, self.ends[1:], strict=False)]
+            return sum(gaps) / len(gaps)
+
+    return StepEnds()
 
 
-def _arguments(out: str, batch_size: int, steps: int, precision: str) -> Any:
-    from transformers import TrainingArguments
-
+def trainer_settings(out: str, batch_size: int, steps: int, precision: str) -> dict[str, Any]:
+    """The training arguments both trainers get: `steps` + 1 steps (the first untimed), the precision."""
     resolved = resolve_precision(pick_device(), precision)
     return dict(
         output_dir=out, per_device_train_batch_size=batch_size, max_steps=steps + 1, learning_rate=3e-5,
         report_to="none", save_strategy="no", logging_strategy="no", dataloader_drop_last=True, seed=0,
         bf16=resolved == "bf16", fp16=resolved == "fp16", use_cpu=pick_device().type == "cpu",
-    ), TrainingArguments  # fmt: skip
+    )  # fmt: skip
 
 
 class Shape(NamedTuple):
@@ -116,7 +113,7 @@ def hf_trainer_step(shape: Shape, precision: str) -> tuple[float, str]:
     """Seconds per step of transformers' Trainer on the same SimCSE step; (seconds, its optimizer)."""
     path, texts, length, batch_size, steps = shape
     from datasets import Dataset
-    from transformers import AutoModel, AutoTokenizer, Trainer
+    from transformers import AutoModel, AutoTokenizer, Trainer, TrainingArguments
 
     class SimCSE(torch.nn.Module):
         def __init__(self) -> None:
@@ -141,14 +138,15 @@ def hf_trainer_step(shape: Shape, precision: str) -> tuple[float, str]:
         return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
 
     data = Dataset.from_dict({"text": texts})
-    ends = StepEnds()
+    timer = step_end_timer()
     with tempfile.TemporaryDirectory() as out:
-        kwargs, arguments = _arguments(out, batch_size, steps, precision)
-        kwargs["remove_unused_columns"] = False  # the collator reads the text column
-        trainer = Trainer(model=SimCSE(), args=arguments(**kwargs), train_dataset=data, data_collator=collate,
-                          callbacks=[_callback(ends)])  # fmt: skip
+        arguments = TrainingArguments(
+            **trainer_settings(out, batch_size, steps, precision), remove_unused_columns=False
+        )  # the collator reads the text column
+        trainer = Trainer(model=SimCSE(), args=arguments, train_dataset=data, data_collator=collate,
+                          callbacks=[timer])  # fmt: skip
         trainer.train()
-        return ends.seconds(), str(trainer.args.optim.value)
+        return timer.seconds(), str(trainer.args.optim.value)
 
 
 def sentence_transformers_step(shape: Shape, precision: str) -> tuple[float, str]:
@@ -162,16 +160,17 @@ def sentence_transformers_step(shape: Shape, precision: str) -> tuple[float, str
     model = SentenceTransformer(path, device=str(pick_device()))
     model.max_seq_length = length
     data = Dataset.from_dict({"anchor": texts, "positive": texts})
-    ends = StepEnds()
+    timer = step_end_timer()
     with tempfile.TemporaryDirectory() as out:
-        kwargs, _ = _arguments(out, batch_size, steps, precision)
         loss = MultipleNegativesRankingLoss(model, scale=1 / TEMPERATURE)
-        arguments = SentenceTransformerTrainingArguments(**kwargs)
+        arguments = SentenceTransformerTrainingArguments(
+            **trainer_settings(out, batch_size, steps, precision)
+        )
         trainer = SentenceTransformerTrainer(
-            model=model, args=arguments, train_dataset=data, loss=loss, callbacks=[_callback(ends)]
+            model=model, args=arguments, train_dataset=data, loss=loss, callbacks=[timer]
         )
         trainer.train()
-        return ends.seconds(), str(trainer.args.optim.value)
+        return timer.seconds(), str(trainer.args.optim.value)
 
 
 def harness_step(shape: Shape, precision: str) -> tuple[float, Any]:
