@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from harness.metric_names import history, metrics_of
 from harness.tracking import Tracker
 from tests.helpers import child_runs, harness, harness_here, tiny_study
 
 
+@pytest.mark.slow
 def test_same_seed_in_two_processes_gives_identical_metrics(tmp_path: Path, tiny_bert: Path) -> None:
     """Once in a new process with a fixed hash seed, once in this test process (its own random hash seed,
     after whatever this worker ran before: no hidden state may leak into a trial)."""

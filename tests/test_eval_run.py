@@ -17,6 +17,7 @@ from harness.tracking import Tracker
 from tests.helpers import harness_here
 
 
+@pytest.mark.slow
 def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = harness_here(

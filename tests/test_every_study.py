@@ -59,6 +59,7 @@ def _first_two_components(vectors: np.ndarray) -> tuple[np.ndarray, str]:
     return centred @ np.linalg.svd(centred, full_matrices=False)[2][:2].T, "PCA"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", STUDIES)
 def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     name: str, tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch

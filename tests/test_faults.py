@@ -32,6 +32,7 @@ from tests.services import REPO, Compose, Postgres, process
 SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
 QUICK = ["quick"]  # final scores on STS-B test alone: these tests check processes and bookkeeping
 HOST = socket.gethostname()
+pytestmark = pytest.mark.slow  # all on one worker (tests/conftest.py ONE_WORKER_MODULES): one MLflow server
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 # A registry loads its built-in entries on first lookup, and each entry imports the registry to register
 # itself: that registration edge (entry -> registry) is the one loop the pattern needs, and is ignored.
@@ -98,6 +100,7 @@ LIGHT_COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 def test_listing_commands_and_argument_errors_import_no_torch(tmp_path: Path) -> None:
     """Issue 23 item 3: what a researcher types to look around, and its argument errors, answer at once:
     none of these imports torch, transformers, MLflow, scikit-learn or SciPy (seconds of imports each)."""

@@ -38,6 +38,7 @@ def test_mps_is_detected_by_its_control_pipe(tmp_path: Path, monkeypatch: pytest
     assert gpu_sharing() == "mps"
 
 
+@pytest.mark.slow
 def test_two_trials_per_gpu_over_two_fake_gpus(tmp_path: Path, tiny_bert: Path) -> None:
     """CUDA_VISIBLE_DEVICES=0,1 on a CPU machine: `--trials-per-gpu 2` starts 4 workers (said on the
     terminal), two pinned to each id; each trial run is tagged with its worker's GPU and the sharing mode

@@ -31,6 +31,7 @@ STS_METRICS = [
 ]
 
 
+@pytest.mark.slow
 def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path) -> None:
     study = load_study(
         tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9], "tau": [0.5]}, final_tasks=None)
@@ -120,6 +121,7 @@ def _wait_for_second_trial(study_name: str, home: Path, proc: Launched) -> None:
     pytest.fail("the study did not reach its second trial in time")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "killed"]
 )
@@ -158,6 +160,7 @@ def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home
     assert all(math.isfinite(t.value) for t in complete)
 
 
+@pytest.mark.slow
 def test_two_worker_processes_share_one_study(tmp_path: Path, tiny_bert: Path) -> None:
     study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3, 0.5, 0.9]}, name="parallel",
                                   final_tasks=["quick"]))  # fmt: skip
@@ -170,6 +173,7 @@ def test_two_worker_processes_share_one_study(tmp_path: Path, tiny_bert: Path) -
     assert len({r.data.tags["worker"] for r in runs}) == 2  # both processes took trials
 
 
+@pytest.mark.slow
 def test_sigterm_reaches_the_local_workers(tmp_path: Path, tiny_bert: Path, harness_home: Path) -> None:
     """Issue 26 item 1: `run-study --workers 2` SIGTERMed while both workers are in a trial passes the
     signal on: exit 143 at once, both trial runs KILLED "terminated by SIGTERM", the parent run KILLED."""

@@ -81,6 +81,7 @@ def _kill_mid_trial(storage: object, name: str) -> int:
     raise TimeoutError("no worker started a trial within 300 s")
 
 
+@pytest.mark.slow
 @needs_postgres
 @pytest.mark.parametrize("storage_kind", ["postgresql", "journal"])
 def test_a_second_coordinator_is_refused(
@@ -123,6 +124,7 @@ def _wait_for_lease(storage: str) -> None:
     raise TimeoutError("the first coordinator took no lease within 120 s")
 
 
+@pytest.mark.slow
 def test_a_killed_local_worker_is_replaced_and_its_trial_run_again(tmp_path: Path, tiny_bert: Path) -> None:
     """`run-study --workers 2` on the journal store (no heartbeats): the coordinator sees the worker die,
     queues its trial again at once and starts a replacement."""

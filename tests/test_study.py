@@ -56,6 +56,7 @@ def test_seeds_run_every_grid_point_once_per_seed(tmp_path: Path, tiny_bert: Pat
         load_study(str(path))
 
 
+@pytest.mark.slow
 def test_a_median_pruner_stops_trials_below_the_median(tmp_path: Path, tiny_bert: Path) -> None:
     """Issue 11 item 6: `pruner:` acts on the dev scores trials report at each evaluation."""
     import yaml

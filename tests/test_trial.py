@@ -10,6 +10,7 @@ from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
 
 
+@pytest.mark.slow
 def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
     metrics = []
     for name in ("same-a", "same-b"):
@@ -22,6 +23,7 @@ def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
     assert "dev.overall" in metrics[0] and len(metrics[0]) > 10
 
 
+@pytest.mark.slow
 def test_frozen_encoder_is_encoded_once_across_evaluations_and_trials(
     tmp_path: Path, tiny_bert: Path, harness_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,6 +35,7 @@ def st_model() -> Any:
     return SentenceTransformer(resolve_model_name("all-MiniLM-L6-v2"), device="cpu")
 
 
+@pytest.mark.slow
 def test_embeddings_and_stsb_scores_equal_sentence_transformers(
     encoder: Encoder, st_model: Any, data_dir: Path
 ) -> None:

@@ -24,6 +24,7 @@ def test_separable_sets_reach_100() -> None:
     assert split(x3, y3, x_test, y_test, x_test, y_test)["acc"] == pytest.approx(100.0)
 
 
+@pytest.mark.slow
 def test_shuffled_labels_stay_near_chance() -> None:
     x, y = separable(400, 2, 2)
     shuffled = np.random.default_rng(3).permutation(y)

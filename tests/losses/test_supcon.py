@@ -5,8 +5,6 @@ import torch
 
 from harness.losses import supcon
 
-pml_losses = pytest.importorskip("pytorch_metric_learning.losses")
-
 
 @pytest.mark.parametrize("views", [1, 2, 3])
 @pytest.mark.parametrize("tau", [0.07, 0.5])
@@ -15,6 +13,7 @@ def test_equals_pytorch_metric_learning(views: int, tau: float) -> None:
     features = torch.randn(12, views, 24)
     labels = torch.tensor([0, 1, 2, 0, 1, 2, 3, 3, 4, 0, 1, 5])  # label 5 alone: no positive with 1 view
     flat = features.reshape(12 * views, 24)
+    pml_losses = pytest.importorskip("pytorch_metric_learning.losses")  # here: not in every xdist worker
     expected = pml_losses.SupConLoss(temperature=tau)(flat, labels.repeat_interleave(views))
     assert float(supcon(features, labels, tau)) == pytest.approx(float(expected), rel=1e-5)
 

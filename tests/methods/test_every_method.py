@@ -35,6 +35,7 @@ EXTRA = {
 }
 
 
+@pytest.mark.slow
 # ensemble: below; glove trains nothing and needs a vectors file: tests/methods/test_glove.py
 @pytest.mark.parametrize("method", [m for m in method_names() if m not in ("ensemble", "glove")])
 def test_method_trains_two_steps_and_logs(method: str, tmp_path: Path, tiny_bert: Path) -> None:

@@ -58,6 +58,7 @@ def test_an_unknown_objective_suggests_the_closest() -> None:
         OBJECTIVES.get("multitsk")
 
 
+@pytest.mark.slow
 def test_the_chosen_dev_score_ranks_the_trial_and_picks_the_checkpoint(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
@@ -145,6 +146,7 @@ def test_scoring_an_untrained_head_with_parameters_is_refused(fields: dict, mess
         resolve_run({"method": "pipeline", "score_tasks": "all", **fields})
 
 
+@pytest.mark.slow
 def test_a_study_can_score_its_trials_on_the_transfer_tasks(tmp_path: Path, tiny_bert: Path) -> None:
     """Liao Tables 3-5: `eval_suite` adds tasks to the final scores (`transfer` for all eight; two here,
     a sentence and a pair task, to stay fast: SST2's 67k training sentences took 20 s), scored by

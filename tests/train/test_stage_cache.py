@@ -130,6 +130,7 @@ def _results(name: str) -> dict[int, dict[str, float]]:
     }
 
 
+@pytest.mark.slow
 def test_shared_pre_training_runs_once_with_identical_results(tmp_path: Path, tiny_bert: Path) -> None:
     run_study(load_study(_pipeline_study(tmp_path, tiny_bert, "uncached", False)), progress=False)
     run_study(load_study(_pipeline_study(tmp_path, tiny_bert, "cached", True)), progress=False)
@@ -152,6 +153,7 @@ def test_shared_pre_training_runs_once_with_identical_results(tmp_path: Path, ti
     assert pruned.stdout.startswith("removed 1 entries")
 
 
+@pytest.mark.slow
 def test_machines_without_a_shared_folder_share_entries_through_mlflow(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
@@ -167,6 +169,7 @@ def test_machines_without_a_shared_folder_share_entries_through_mlflow(
     assert len(StageCache(tmp_path / "cache-b").entries()) == 1
 
 
+@pytest.mark.slow
 def test_two_worker_processes_train_a_shared_stage_once(tmp_path: Path, tiny_bert: Path) -> None:
     """`--workers 2`: both trials start together and need the same pre-training; one trains and stores
     it, the other waits for the entry and loads it."""
