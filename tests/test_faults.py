@@ -27,6 +27,7 @@ from harness.recovery import LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
 from harness.study import is_surplus, open_storage
 from harness.tracking import Tracker
 from tests.helpers import harness_here, tiny_study
+from tests.launcher import Launched, harness_command, launch
 from tests.services import REPO, Compose, Postgres, process
 
 SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
@@ -341,12 +342,12 @@ def test_a_tracking_server_outage_past_mlflows_retries(
     no_retries = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
     outage: dict[str, object] = {}
 
-    def stop_then_start_again(first: subprocess.Popen) -> subprocess.Popen:
+    def stop_then_start_again(first: Launched) -> Launched:
         _until(lambda: _running_with_run(storage, name), "a trial")
         compose.stop_mlflow()
         outage["code"] = first.wait(timeout=120)
         compose.start_mlflow()
-        return subprocess.Popen(worker, stdout=open(logs / "second.log", "wb"), stderr=subprocess.STDOUT)
+        return launch(harness_command(worker), logs / "second.log")  # the same command, forked
 
     with process(worker, logs / "first.log", {**no_retries, "HARNESS_PAUSE_AT": "trial_started=3"}) as first:
         with ThreadPoolExecutor(1) as background:
