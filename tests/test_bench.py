@@ -19,11 +19,11 @@ def bench_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_step_mfu_times_the_harness_and_both_trainers_on_the_same_step(
-    bench_on_path: None, tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bench_on_path: None, two_layer_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "mfu.json"
-    argv = ["step_mfu.py", "--model", str(tiny_bert), "--batch-size", "4", "--length", "24", "--steps", "2",
-            "--precisions", "fp32", "--against", "hf,st", "--json", str(out)]  # fmt: skip
+    argv = ["step_mfu.py", "--model", str(two_layer_bert), "--batch-size", "4", "--length", "24",
+            "--steps", "2", "--precisions", "fp32", "--against", "hf,st", "--json", str(out)]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(BENCH / "step_mfu.py"), run_name="__main__")
     rows = json.loads(out.read_text())["rows"]

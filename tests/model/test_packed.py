@@ -27,8 +27,8 @@ def _pair(model: str, pooling: str) -> tuple[Encoder, Encoder]:
 
 
 @pytest.mark.parametrize("pooling", POOLINGS)
-def test_packed_equals_padded_forward_and_gradients(tiny_bert: Path, pooling: str) -> None:
-    packed, padded = _pair(str(tiny_bert), pooling)
+def test_packed_equals_padded_forward_and_gradients(two_layer_bert: Path, pooling: str) -> None:
+    packed, padded = _pair(str(two_layer_bert), pooling)
     inputs = packed.tokenize(SENTENCES)
     assert not inputs["attention_mask"].bool().all()  # the batch has padding to skip
     ours, theirs = packed(inputs), padded(inputs)

@@ -51,8 +51,8 @@ def test_minilm_mean_pooling_matches_sentence_transformers() -> None:
     np.testing.assert_allclose(embedded, reference, atol=1e-5)
 
 
-def test_first_last_avg_is_mean_of_first_layer_and_last(tiny_bert: Path) -> None:
-    encoder = Encoder(str(tiny_bert), "first_last_avg").eval()
+def test_first_last_avg_is_mean_of_first_layer_and_last(two_layer_bert: Path) -> None:
+    encoder = Encoder(str(two_layer_bert), "first_last_avg").eval()
     inputs = encoder.tokenize(["one two three", "four"])
     with torch.no_grad():
         got = encoder(inputs)
