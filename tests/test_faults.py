@@ -12,17 +12,19 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
 import yaml
 
+from harness import forked
 from harness.recovery import LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
 from harness.study import is_surplus, open_storage
 from harness.tracking import Tracker
@@ -372,19 +374,32 @@ def test_a_tracking_server_outage_past_mlflows_retries(
     )
 
 
+def _open_storage_at(url: str, at: float, out: Any) -> None:
+    try:
+        time.sleep(max(0.0, at - time.time()))
+        open_storage(url, 1)
+        out.put("")
+    except BaseException:
+        out.put(traceback.format_exc())
+
+
 def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgres) -> None:
-    """The cold start of `docker compose up`: ten processes open the Optuna storage of an empty database at
-    the same instant; each gets it, and the schema is made once."""
+    """The cold start of `docker compose up` (or of `run-study --workers 10`): ten processes open the
+    Optuna storage of an empty database at the same instant; each gets it, and the schema is made once.
+    They are forked from the harness's fork server as local workers are (the race is the database's;
+    ten fresh interpreters cost 16 s of CPU in imports)."""
     postgres.execute("CREATE DATABASE cold_start")
     url = postgres.url("cold_start")
-    at = time.time() + 4  # after every process has imported Optuna
-    code = (f"import time; from harness.study import open_storage; time.sleep(max(0, {at} - time.time())); "
-            f"open_storage({url!r}, 1)")  # fmt: skip
-    starts = [
-        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(10)
-    ]
-    failures = [err for proc in starts for err in [proc.communicate(timeout=120)[1]] if proc.returncode]
-    assert not failures, failures[0][-2000:]
+    server = forked._fork_server()
+    out = server.SimpleQueue()
+    at = time.time() + 2  # after every process has started
+    starts = [server.Process(target=_open_storage_at, args=(url, at, out)) for _ in range(10)]
+    for proc in starts:
+        proc.start()
+    for proc in starts:
+        proc.join(120)
+    failures = [text for text in (out.get() for _ in starts) if text]
+    assert not failures and all(proc.exitcode == 0 for proc in starts), failures[0][-2000:]
     import sqlalchemy
 
     engine = sqlalchemy.create_engine(url)
