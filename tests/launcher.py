@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from harness.forked import ForkedCommand, start
+from harness.forked import ForkedCommand, _fork_server, start
 
 Launched = ForkedCommand
 
@@ -31,3 +33,21 @@ def launch(args: list[str], log: Path, env: dict[str, str] | None = None) -> Lau
     """`python -m harness *args` with this process's environment plus `env`, in a session of its own (as
     `start_new_session`), output appended to `log`."""
     return start(list(args), {**os.environ, **(env or {})}, log, new_session=True)
+
+
+def _put_result(out: Any, target: Callable[..., object], args: tuple) -> None:
+    out.put(target(*args))
+
+
+def forked_calls(target: Callable[..., object], *calls: tuple, timeout: float = 120.0) -> list[object]:
+    """`target(*args)` for each `args` in `calls`, each in its own process forked from the fork server
+    (all started before any is waited for), and what each returned; a failed child fails the test."""
+    server = _fork_server()
+    out = server.SimpleQueue()
+    children = [server.Process(target=_put_result, args=(out, target, args)) for args in calls]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout)
+    assert all(child.exitcode == 0 for child in children), [child.exitcode for child in children]
+    return [out.get() for _ in children]

@@ -18,18 +18,16 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import optuna
 import pytest
 import yaml
 
-from harness import forked
 from harness.recovery import LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
 from harness.study import is_surplus, open_storage
 from harness.tracking import Tracker
 from tests.helpers import harness_here, tiny_study
-from tests.launcher import Launched, harness_command, launch
+from tests.launcher import Launched, forked_calls, harness_command, launch
 from tests.services import REPO, Compose, Postgres, process
 
 SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
@@ -374,13 +372,13 @@ def test_a_tracking_server_outage_past_mlflows_retries(
     )
 
 
-def _open_storage_at(url: str, at: float, out: Any) -> None:
+def _open_storage_at(url: str, at: float) -> str:
     try:
         time.sleep(max(0.0, at - time.time()))
         open_storage(url, 1)
-        out.put("")
+        return ""
     except BaseException:
-        out.put(traceback.format_exc())
+        return traceback.format_exc()
 
 
 def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgres) -> None:
@@ -390,16 +388,9 @@ def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgr
     ten fresh interpreters cost 16 s of CPU in imports)."""
     postgres.execute("CREATE DATABASE cold_start")
     url = postgres.url("cold_start")
-    server = forked._fork_server()
-    out = server.SimpleQueue()
     at = time.time() + 2  # after every process has started
-    starts = [server.Process(target=_open_storage_at, args=(url, at, out)) for _ in range(10)]
-    for proc in starts:
-        proc.start()
-    for proc in starts:
-        proc.join(120)
-    failures = [text for text in (out.get() for _ in starts) if text]
-    assert not failures and all(proc.exitcode == 0 for proc in starts), failures[0][-2000:]
+    failures = [text for text in forked_calls(_open_storage_at, *[(url, at)] * 10) if text]
+    assert not failures, failures[0][-2000:]
     import sqlalchemy
 
     engine = sqlalchemy.create_engine(url)

@@ -8,13 +8,11 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from harness import forked
 from tests.helpers import harness, tiny_study
-from tests.launcher import launch
+from tests.launcher import forked_calls, launch
 
 COMMANDS = [
     ["run-study", "no_such_study"],  # a one-line error, exit 2
@@ -35,22 +33,14 @@ def test_a_launched_command_prints_and_exits_as_a_fresh_one(
     assert launched.output() == fresh.stdout + fresh.stderr
 
 
-def _frozen_objects(out: Any) -> None:
-    out.put(gc.get_freeze_count())
-
-
 def test_forked_commands_start_with_the_servers_imports_frozen() -> None:
     """The fork server freezes what its imports made (harness.fork_server_ready), so a worker's first
     collection (harness.runner.freeze_what_is_loaded) scans only its own objects: 333 ms -> 0 a start."""
-    server = forked._fork_server()
-    out = server.SimpleQueue()
-    child = server.Process(target=_frozen_objects, args=(out,))
-    child.start()
-    child.join(60)
-    assert child.exitcode == 0 and out.get() > 100_000  # torch, transformers, MLflow: ~500k objects
+    (frozen,) = forked_calls(gc.get_freeze_count, ())
+    assert frozen > 100_000  # torch, transformers, MLflow: ~500k objects
 
 
-def _imports_of_a_trial(out: Any, study: str, env: dict[str, str]) -> None:
+def _imports_of_a_trial(study: str, env: dict[str, str]) -> tuple[object, list[str]]:
     before = set(sys.modules)
     os.environ.update(env)
     sys.argv = ["harness", "run-study", study, "--no-progress"]
@@ -59,9 +49,8 @@ def _imports_of_a_trial(out: Any, study: str, env: dict[str, str]) -> None:
     try:
         main()
     except SystemExit as exc:
-        out.put((exc.code, []))
-        return
-    out.put((0, sorted(set(sys.modules) - before)))
+        return exc.code, []
+    return 0, sorted(set(sys.modules) - before)
 
 
 @pytest.mark.slow
@@ -70,11 +59,6 @@ def test_a_forked_trial_imports_almost_nothing_the_server_has_not(tmp_path: Path
     the fork server's preload (harness.forked.LATER_IMPORTS): a forked process that runs a whole study of
     one trial imports only a few small modules (31 now; 563 before they were preloaded)."""
     study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="preloaded", max_steps=2)
-    server = forked._fork_server()
-    out = server.SimpleQueue()
-    child = server.Process(target=_imports_of_a_trial, args=(out, study, dict(os.environ)))
-    child.start()
-    child.join(120)
-    code, new = out.get()
-    assert child.exitcode == 0 and code == 0
+    ((code, new),) = forked_calls(_imports_of_a_trial, (study, dict(os.environ)))
+    assert code == 0
     assert len(new) < 60 and not {name.split(".")[0] for name in new} & {"scipy", "sklearn", "pandas"}, new
