@@ -155,7 +155,7 @@ def sentence_transformers_step(shape: Shape, precision: str) -> tuple[float, str
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.training_args import SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
     model = SentenceTransformer(path, device=str(pick_device()))
     model.max_seq_length = length

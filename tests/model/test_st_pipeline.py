@@ -43,7 +43,8 @@ def test_minilm_is_mean_then_normalize_equal_to_sentence_transformers() -> None:
 
 def st_folder(tiny_bert: Path, tmp_path: Path, mode: str, normalize: bool) -> Path:
     """A tiny BERT made into a sentence-transformers model by sentence-transformers itself."""
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
 
     transformer = models.Transformer(str(tiny_bert), max_seq_length=64)
     modules = [transformer, models.Pooling(32, pooling_mode=mode)]
