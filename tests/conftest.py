@@ -53,6 +53,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 ONE_WORKER_MODULES = ("tests/test_faults.py",)
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Each test on its own, as `--dist load`, except the modules of ONE_WORKER_MODULES, each a unit that
     goes out before the single tests (xdist sends the largest units first)."""
