@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,18 +37,25 @@ def launch(args: list[str], log: Path, env: dict[str, str] | None = None) -> Lau
 
 
 def _put_result(out: Any, target: Callable[..., object], args: tuple) -> None:
-    out.put(target(*args))
+    try:
+        out.put((True, target(*args)))
+    except BaseException:
+        out.put((False, traceback.format_exc()))
+        raise
 
 
 def forked_calls(target: Callable[..., object], *calls: tuple, timeout: float = 120.0) -> list[object]:
     """`target(*args)` for each `args` in `calls`, each in its own process forked from the fork server
-    (all started before any is waited for), and what each returned; a failed child fails the test."""
+    (all started before any is waited for), and what each returned, in the order they finished; a call
+    that raised fails the test with its traceback."""
     server = _fork_server()
-    out = server.SimpleQueue()
+    out = server.Queue()
     children = [server.Process(target=_put_result, args=(out, target, args)) for args in calls]
     for child in children:
         child.start()
+    results = [out.get(timeout=timeout) for _ in children]  # before joining: a child exits once read
     for child in children:
         child.join(timeout)
-    assert all(child.exitcode == 0 for child in children), [child.exitcode for child in children]
-    return [out.get() for _ in children]
+    failed = [value for ok, value in results if not ok]
+    assert not failed, failed[0]
+    return [value for _, value in results]
