@@ -34,7 +34,7 @@ def sentence_transformers_step(model_name: str, sentences: list[str], steps: int
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.training_args import SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
     model = SentenceTransformer(resolve_model_name(model_name), device=str(pick_device()))
     model.max_seq_length = 32

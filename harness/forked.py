@@ -21,9 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-# What every worker imported only on its way through a trial, 1.1 s of CPU each on a 2-core AMD EPYC
+# What a worker imported only on its way through a trial, 1.1 s of CPU each on a 2-core AMD EPYC
 # (python -X importtime): MLflow's database store, which its client imports on opening a sqlite or
-# PostgreSQL store (0.8 s: SQLAlchemy's ORM, alembic), and scipy.stats (0.3 s: the STS correlations).
+# PostgreSQL store (0.8 s: SQLAlchemy's ORM, alembic; not needed with a tracking server, imported once
+# here all the same), and scipy.stats (0.3 s: the STS correlations).
 LATER_IMPORTS = ["mlflow.store.tracking.sqlalchemy_store", "scipy.stats"]
 ENTRY = "harness.cli:main"  # the `harness` command (pyproject.toml [project.scripts]); named, not imported:
 # the command line sits above the workers that start it

@@ -46,23 +46,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
-# Modules whose tests share a module-scoped server: all of them go to one pytest-xdist worker, first (one
-# MLflow server started instead of one per worker; they mostly wait on processes, so the other workers
-# use the cores meanwhile). xdist's own `--dist loadgroup` cannot do it under pytest 9.2: it marks a group
-# by rewriting node ids, which pytest 9.2 no longer reads (pytest-dev/pytest-xdist#1386).
-ONE_WORKER_MODULES = ("tests/test_faults.py",)
-
-
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist it is never called
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """Each test on its own, as `--dist load`, except the modules of ONE_WORKER_MODULES, each a unit that
-    goes out before the single tests (xdist sends the largest units first)."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SharedServersOnOneWorker(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if module in ONE_WORKER_MODULES else nodeid
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist load` (what `-n N` means): tests/scheduling.py's scheduler; any other `--dist`: xdist's."""
+    if config.getvalue("dist") != "load":
+        return None
+    from tests.scheduling import SharedServersOnOneWorker
 
     return SharedServersOnOneWorker(config, log)
 

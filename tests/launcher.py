@@ -12,7 +12,9 @@ command behaves as a fresh one, and the determinism and import tests keep starti
 from __future__ import annotations
 
 import os
+import queue
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -36,26 +38,42 @@ def launch(args: list[str], log: Path, env: dict[str, str] | None = None) -> Lau
     return start(list(args), {**os.environ, **(env or {})}, log, new_session=True)
 
 
-def _put_result(out: Any, target: Callable[..., object], args: tuple) -> None:
+def _put_result(out: Any, index: int, target: Callable[..., object], args: tuple) -> None:
     try:
-        out.put((True, target(*args)))
+        out.put((index, True, target(*args)))
     except BaseException:
-        out.put((False, traceback.format_exc()))
+        out.put((index, False, traceback.format_exc()))
         raise
 
 
 def forked_calls(target: Callable[..., object], *calls: tuple, timeout: float = 120.0) -> list[object]:
     """`target(*args)` for each `args` in `calls`, each in its own process forked from the fork server
-    (all started before any is waited for), and what each returned, in the order they finished; a call
-    that raised fails the test with its traceback."""
+    (all started before any is waited for), and what each returned, in the order of `calls`. A call that
+    raised fails the test with its traceback, a process that died without an answer with its exit code,
+    and all of them together get `timeout` seconds; none outlives the call."""
     server = _fork_server()
     out = server.Queue()
-    children = [server.Process(target=_put_result, args=(out, target, args)) for args in calls]
-    for child in children:
-        child.start()
-    results = [out.get(timeout=timeout) for _ in children]  # before joining: a child exits once read
-    for child in children:
-        child.join(timeout)
-    failed = [value for ok, value in results if not ok]
-    assert not failed, failed[0]
-    return [value for _, value in results]
+    children = [server.Process(target=_put_result, args=(out, i, target, a)) for i, a in enumerate(calls)]
+    results: dict[int, object] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        for child in children:
+            child.start()
+        while len(results) < len(children):
+            try:
+                index, ok, value = out.get(timeout=1.0)
+            except queue.Empty:
+                dead = [(i, c.exitcode) for i, c in enumerate(children) if c.exitcode is not None]
+                lost = [(i, code) for i, code in dead if i not in results]
+                assert not lost, f"forked call {lost[0][0]} ended with exit code {lost[0][1]} and no answer"
+                assert time.monotonic() < deadline, f"forked calls still running after {timeout} s"
+                continue
+            assert ok, value
+            results[index] = value
+        return [results[i] for i in range(len(children))]
+    finally:
+        for child in children:
+            child.join(max(0.0, deadline - time.monotonic()) if child.exitcode is None else 0)
+            if child.exitcode is None:
+                child.kill()
+                child.join()

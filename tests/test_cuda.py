@@ -36,9 +36,12 @@ def test_auto_precision_and_tags_name_this_gpu() -> None:
 
 @pytest.mark.parametrize(("precision", "tolerance"), [("fp32", 1e-4), ("bf16", 5e-2), ("fp16", 1e-2)])
 def test_packed_forward_on_cuda_equals_the_padded_cpu_forward(
-    tiny_bert: Path, precision: str, tolerance: float
+    two_layer_bert: Path, precision: str, tolerance: float
 ) -> None:
-    gpu, cpu = Encoder(str(tiny_bert), "mean", 32).to(CUDA).eval(), Encoder(str(tiny_bert), "mean", 32).eval()
+    gpu, cpu = (
+        Encoder(str(two_layer_bert), "mean", 32).to(CUDA).eval(),
+        Encoder(str(two_layer_bert), "mean", 32).eval(),
+    )
     cpu.packing = False
     assert gpu.packing
     with torch.inference_mode(), autocast(CUDA, DTYPES[precision]):
@@ -48,8 +51,8 @@ def test_packed_forward_on_cuda_equals_the_padded_cpu_forward(
     torch.testing.assert_close(ours, theirs, atol=tolerance, rtol=tolerance)
 
 
-def test_encode_on_cuda_equals_cpu(tiny_bert: Path) -> None:
-    gpu, cpu = Encoder(str(tiny_bert), "mean", 32).to(CUDA), Encoder(str(tiny_bert), "mean", 32)
+def test_encode_on_cuda_equals_cpu(two_layer_bert: Path) -> None:
+    gpu, cpu = Encoder(str(two_layer_bert), "mean", 32).to(CUDA), Encoder(str(two_layer_bert), "mean", 32)
     ours, theirs = encode(gpu, SENTENCES * 3, batch_size=3), encode(cpu, SENTENCES * 3, batch_size=3)
     assert ours.keys() == theirs.keys()
     for sentence in theirs:

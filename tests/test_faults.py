@@ -8,6 +8,7 @@ workers are processes, since signals are what is tested."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -18,22 +19,24 @@ import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
 import yaml
 
+from harness import forked
 from harness.recovery import LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
 from harness.study import is_surplus, open_storage
 from harness.tracking import Tracker
 from tests.helpers import harness_here, tiny_study
-from tests.launcher import Launched, forked_calls, harness_command, launch
+from tests.launcher import Launched, forked_calls
 from tests.services import REPO, Compose, Postgres, process
 
 SERVICES = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
 QUICK = ["quick"]  # final scores on STS-B test alone: these tests check processes and bookkeeping
 HOST = socket.gethostname()
-pytestmark = pytest.mark.slow  # all on one worker (tests/conftest.py ONE_WORKER_MODULES): one MLflow server
+pytestmark = pytest.mark.slow  # all on one worker (tests/scheduling.py): one MLflow server
 
 
 @pytest.fixture(scope="module")
@@ -342,14 +345,17 @@ def test_a_tracking_server_outage_past_mlflows_retries(
     no_retries = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}
     outage: dict[str, object] = {}
 
+    restarted = contextlib.ExitStack()  # the second worker is stopped with the first if the test fails
+
     def stop_then_start_again(first: Launched) -> Launched:
         _until(lambda: _running_with_run(storage, name), "a trial")
         compose.stop_mlflow()
         outage["code"] = first.wait(timeout=120)
         compose.start_mlflow()
-        return launch(harness_command(worker), logs / "second.log")  # the same command, forked
+        return restarted.enter_context(process(worker, logs / "second.log"))  # the same command
 
-    with process(worker, logs / "first.log", {**no_retries, "HARNESS_PAUSE_AT": "trial_started=3"}) as first:
+    first_env = {**no_retries, "HARNESS_PAUSE_AT": "trial_started=3"}
+    with restarted, process(worker, logs / "first.log", first_env) as first:
         with ThreadPoolExecutor(1) as background:
             again = background.submit(stop_then_start_again, first)
             result = harness_here(*coordinator[3:], env=no_retries)
@@ -372,9 +378,9 @@ def test_a_tracking_server_outage_past_mlflows_retries(
     )
 
 
-def _open_storage_at(url: str, at: float) -> str:
+def _open_storage_together(url: str, start: Any) -> str:
     try:
-        time.sleep(max(0.0, at - time.time()))
+        start.wait(60)  # all ten at once
         open_storage(url, 1)
         return ""
     except BaseException:
@@ -383,13 +389,13 @@ def _open_storage_at(url: str, at: float) -> str:
 
 def test_ten_processes_starting_together_create_the_schema_once(postgres: Postgres) -> None:
     """The cold start of `docker compose up` (or of `run-study --workers 10`): ten processes open the
-    Optuna storage of an empty database at the same instant; each gets it, and the schema is made once.
-    They are forked from the harness's fork server as local workers are (the race is the database's;
-    ten fresh interpreters cost 16 s of CPU in imports)."""
+    Optuna storage of an empty database at the same instant (a barrier releases them together); each gets
+    it, and the schema is made once. They are forked from the harness's fork server as local workers are
+    (the race is the database's; ten fresh interpreters cost 16 s of CPU in imports)."""
     postgres.execute("CREATE DATABASE cold_start")
     url = postgres.url("cold_start")
-    at = time.time() + 2  # after every process has started
-    failures = [text for text in forked_calls(_open_storage_at, *[(url, at)] * 10) if text]
+    start = forked._fork_server().Barrier(10)
+    failures = [text for text in forked_calls(_open_storage_together, *[(url, start)] * 10) if text]
     assert not failures, failures[0][-2000:]
     import sqlalchemy
 

@@ -52,16 +52,16 @@ def test_packed_matches_minilm_and_dropout_is_active_in_training() -> None:
     assert (first - second).abs().max() > 1e-3  # two dropout passes differ (SimCSE's positives)
 
 
-def test_a_batch_without_padding_takes_the_reshape_path(tiny_bert: Path) -> None:
-    packed, padded = _pair(str(tiny_bert), "mean")
+def test_a_batch_without_padding_takes_the_reshape_path(two_layer_bert: Path) -> None:
+    packed, padded = _pair(str(two_layer_bert), "mean")
     inputs = packed.tokenize(["one two three", "four five six", "seven eight nine"])
     assert inputs["attention_mask"].bool().all()
     torch.testing.assert_close(packed(inputs), padded(inputs), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("sentences", [SENTENCES, ["one two three", "four five six"]])
-def test_inputs_without_token_types_are_segment_zero(tiny_bert: Path, sentences: list[str]) -> None:
-    packed, padded = _pair(str(tiny_bert), "mean")
+def test_inputs_without_token_types_are_segment_zero(two_layer_bert: Path, sentences: list[str]) -> None:
+    packed, padded = _pair(str(two_layer_bert), "mean")
     inputs = packed.tokenize(sentences)
     without = {key: value for key, value in inputs.items() if key != "token_type_ids"}
     torch.testing.assert_close(packed(without), padded(inputs), atol=1e-5, rtol=1e-5)
@@ -74,8 +74,8 @@ def test_dropout_with_p_one_zeroes_everything() -> None:
     assert not dropout(x, module).isnan().any()
 
 
-def test_sentence_pairs_are_encoded_jointly_with_segment_ids(tiny_bert: Path) -> None:
-    encoder = Encoder(str(tiny_bert), "mean", 32).eval()
+def test_sentence_pairs_are_encoded_jointly_with_segment_ids(two_layer_bert: Path) -> None:
+    encoder = Encoder(str(two_layer_bert), "mean", 32).eval()
     first, second = (
         ["a man plays a guitar .", "the cat sat ."],
         ["someone plays music on a stage .", "a dog ran ."],
