@@ -114,9 +114,10 @@ def _check_the_end(storage: str, name: str, grid: list[float], tracking: str) ->
 
 
 def _rerun_of(trials: list, lost: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
-    """The one trial that ran `lost`'s point again. A lost trial can be queued again twice (by the worker's
-    SIGTERM handler and by the heartbeat check, racing on a slow machine: seen once in a full run); the
-    second copy finds its point taken and ends at once, marked surplus, so it is not a rerun."""
+    """The one trial that ran `lost`'s point again. Two copies of a lost trial were queued once in a full
+    run on a slow VM (two paths can queue one: the stopped worker's own handler, another worker's
+    heartbeat check; which raced there was not established); the later copy found its point taken and
+    ended at once, marked surplus, as designed, so it is not a rerun."""
     (rerun,) = [t for t in trials if t.system_attrs.get("failed_trial") == lost.number and not is_surplus(t)]
     assert rerun.params == lost.params
     return rerun
