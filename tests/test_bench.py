@@ -42,3 +42,24 @@ def test_loop_step_seconds_builds_a_method_as_a_trial_does(bench_on_path: None, 
               "batch_size": 8, "max_seq_length": 32, "precision": "fp32"}  # fmt: skip
     seconds, built = loop_step_seconds(config, steps=1)
     assert seconds > 0 and built.run.method.name == "scl"
+
+
+def test_as_avx2_shows_the_harness_an_avx2_only_cpu() -> None:
+    """bench/as_avx2.sh: PyTorch dispatches to AVX2, the harness sees no native bf16, `auto` is fp32."""
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None or not Path("/proc/cpuinfo").exists():
+        pytest.skip("needs util-linux's unshare and /proc/cpuinfo")
+    probe = (
+        "import torch; from harness import device as d; "
+        "print(d.cpu_capability(), d.native_cpu_bf16(), d.resolve_precision(torch.device('cpu')))"
+    )
+    done = subprocess.run(
+        ["bash", str(BENCH / "as_avx2.sh"), sys.executable, "-c", probe], capture_output=True, text=True
+    )
+    refused = ("needs root", "unshare:", "mount:")  # not root, or no mount namespaces in this container
+    if done.returncode != 0 and any(word in done.stderr for word in refused):
+        pytest.skip(f"no mount namespace of its own here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["AVX2", "False", "fp32"]
