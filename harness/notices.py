@@ -9,9 +9,9 @@ _SAID: set[str] = set()
 
 
 def notice(line: str) -> None:
-    from tqdm.auto import tqdm
+    from harness.bar_line import say
 
-    tqdm.write(line, file=sys.stderr)
+    say(line, file=sys.stderr)
 
 
 def notice_once(line: str) -> None:

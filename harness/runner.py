@@ -26,6 +26,7 @@ from optuna.storages import JournalStorage
 from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
+from harness.bar_line import say, use_line
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
 from harness.lease import CoordinatorLease
@@ -234,7 +235,7 @@ def worker_loop(
         progress,
         threads or torch.get_num_threads(),
         lambda value: among_best(opt, value, study.save_top_k),
-        announce=tqdm.write,
+        announce=say,
         study_tags=study.profile_tags(),
     )
 
@@ -266,29 +267,30 @@ def worker_loop(
                 on_start=lambda run_id: record_run(trial, run_id),
                 still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING,
             )
-            tqdm.write(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} "
+            say(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} "
                        f"in {time.monotonic() - started:.0f} s")  # fmt: skip
             return value
         except optuna.TrialPruned as exc:
-            tqdm.write(f"trial {trial.number} {exc}")
+            say(f"trial {trial.number} {exc}")
             raise
         except TrialTakenOver:
-            tqdm.write(f"trial {trial.number}: {TAKEN_OVER}; this worker's result is dropped")
+            say(f"trial {trial.number}: {TAKEN_OVER}; this worker's result is dropped")
             raise
         except KeyboardInterrupt:
             trial.set_user_attr(INTERRUPTED, True)
             raise
         except TrialSkipped as exc:  # something optional is missing: a failed trial that says what to give
             trial.set_user_attr("skipped", str(exc)[:1000])
-            tqdm.write(f"trial {trial.number} skipped: {exc}")
+            say(f"trial {trial.number} skipped: {exc}")
             raise
         except Exception as exc:
             reason = f"{type(exc).__name__}: {exc}"
             trial.set_user_attr("error", reason[:1000])
-            tqdm.write(f"trial {trial.number} failed: {reason.splitlines()[0]}")
+            say(f"trial {trial.number} failed: {reason.splitlines()[0]}")
             raise
 
-    bar = study_bar(study, opt, progress, position)
+    use_line(position if progress else 0)  # a local worker's bars: its own line, under the study bar
+    bar = study_bar(study, opt, progress and not position)
     while True:
         if remaining(opt, study) > 0:
             running.clear()

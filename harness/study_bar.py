@@ -12,7 +12,7 @@ from harness.study import best_value, done_count, remaining
 from harness.study_spec import ResolvedStudy
 
 
-def study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool, position: int = 0) -> tqdm:
+def study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool) -> tqdm:
     total = done_count(opt) + remaining(opt, study)
     bar = tqdm(
         total=total,
@@ -20,7 +20,6 @@ def study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool, position:
         desc=f"study {study.optuna_name}",
         unit="trial",
         disable=not progress,
-        position=position,
     )
     update_bar(bar, opt)
     return bar

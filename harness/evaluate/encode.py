@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from harness.bar_line import bar_line
 from harness.device import autocast
 from harness.model.encoder import Encoder
 from harness.model.projection import ProjectedEncoder
@@ -43,7 +44,9 @@ def encode(
     encoder.eval()
     out: dict[str, np.ndarray] = {}
     try:
-        for batch in tqdm(batches, desc="encode", unit="batch", disable=not progress, leave=False):
+        for batch in tqdm(
+            batches, desc="encode", unit="batch", disable=not progress, leave=False, position=bar_line()
+        ):
             inputs = encoder.collate({key: [values[i] for i in batch] for key, values in tokens.items()})
             with autocast(encoder.device, amp_dtype):
                 emb = encoder(inputs)

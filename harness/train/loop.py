@@ -23,6 +23,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
+from harness.bar_line import bar_line
 from harness.device import autocast
 from harness.errors import HarnessError
 from harness.notices import notice_once
@@ -222,7 +223,7 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
     sums: dict[str, torch.Tensor] = {}
     since_log, postfix = 0, {}
     bar = tqdm(total=total, desc=f"train {stage.name}", unit="step", disable=not progress, leave=False,
-               mininterval=1.0)  # fmt: skip
+               mininterval=1.0, position=bar_line())  # fmt: skip
     for stage_step, batch in enumerate(batches, start=1):
         state.step += 1
         for parts in train_step(
