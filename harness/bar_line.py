@@ -4,9 +4,10 @@
 `--position k`: on a terminal that worker draws no study bar of its own (it would repeat the
 coordinator's, with a total of its own) and puts its trial's bars (a stage's training, the final
 encoding; one at a time) on line k below the cursor, so N workers' bars stack under the study bar
-instead of overwriting it. Its messages (`say`) start at column 0 and clear the rest of the line: the
-cursor is wherever the coordinator's bar left it, at the end of a line. Every other process (one worker,
-a `harness worker` started by hand, output to a file) leaves the placing to tqdm.
+instead of overwriting it. Its messages (`say`) start at column 0 and clear the rest of the line (the
+cursor is wherever the coordinator's bar left it, at the end of a line) where they go to a terminal.
+Every other process (a study's only worker, a `harness worker` started by hand without `--position`,
+output to files) leaves the placing to tqdm.
 """
 
 from __future__ import annotations
@@ -31,5 +32,6 @@ def bar_line() -> int | None:
 
 
 def say(text: str, file: TextIO | None = None) -> None:
-    """One line through tqdm (this process's bars are cleared and drawn again around it)."""
-    tqdm.write(f"\r{text}\x1b[K" if _line else text, file=file or sys.stdout)
+    """One line through tqdm (this process's bars are cleared and drawn again around it); to stdout."""
+    out = file or sys.stdout
+    tqdm.write(f"\r{text}\x1b[K" if _line and out.isatty() else text, file=out)

@@ -7,8 +7,9 @@ each new trial), and `StaleTrialHandler` then
 
 1. ends the trial's MLflow run KILLED, its `error` tag naming the lost worker and the re-run,
 2. queues the same parameters again (Optuna's RetryHeartbeatStaleTrialCallback; the grid point keeps its
-   `grid_id`; the new trial's `failed_trial` names the lost one, which is then not counted as an error,
-   and its `requeued_because` says why), at most `MAX_RETRIES` times, so that a trial which kills every
+   `grid_id`; the last entry of the new trial's `retry_history` names the lost one, which is then not
+   counted as an error (`failed_trial` names the first of the chain: a lost re-run's copy keeps it), and
+   its `requeued_because` says why), at most `MAX_RETRIES` times, so that a trial which kills every
    worker it lands on stops.
 
 A worker with nothing left to start waits while other workers' trials run, so that it can take over a
@@ -84,7 +85,7 @@ class StaleTrialHandler:
         )
         if again:  # first, so that nothing below can lose it
             # the new trial keeps the user attrs, less this run's own, and says why it exists (a finished
-            # trial cannot be changed: the lost one is known by the `failed_trial` the copy points to)
+            # trial cannot be changed: the lost one is the last in the copy's `retry_history`)
             queued = copy.deepcopy(trial)
             kept = {k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, LOST)}
             queued.user_attrs = {**kept, LOST: reason}

@@ -267,8 +267,8 @@ def worker_loop(
                 on_start=lambda run_id: record_run(trial, run_id),
                 still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING,
             )
-            say(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} "
-                       f"in {time.monotonic() - started:.0f} s")  # fmt: skip
+            seconds = time.monotonic() - started
+            say(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} in {seconds:.0f} s")
             return value
         except optuna.TrialPruned as exc:
             say(f"trial {trial.number} {exc}")

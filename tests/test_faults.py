@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from harness import forked
-from harness.recovery import LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
+from harness.recovery import HISTORY, LOST, MLFLOW_RUN, STRAY, TAKEN_OVER, WORKER
 from harness.study import is_surplus, open_storage
 from harness.tracking import Tracker
 from tests.helpers import harness_here, tiny_study
@@ -114,11 +114,10 @@ def _check_the_end(storage: str, name: str, grid: list[float], tracking: str) ->
 
 
 def _rerun_of(trials: list, lost: optuna.trial.FrozenTrial) -> optuna.trial.FrozenTrial:
-    """The one trial that ran `lost`'s point again. Two copies of a lost trial were queued once in a full
-    run on a slow VM (two paths can queue one: the stopped worker's own handler, another worker's
-    heartbeat check; which raced there was not established); the later copy found its point taken and
-    ended at once, marked surplus, as designed, so it is not a rerun."""
-    (rerun,) = [t for t in trials if t.system_attrs.get("failed_trial") == lost.number and not is_surplus(t)]
+    """The one trial queued to run `lost`'s point again: the last of its `retry_history` is `lost` (Optuna's
+    retry copies keep `failed_trial` along a chain: when a re-run is itself lost, as once when worker C
+    froze on B's re-run, the re-run of the re-run still names B's trial there)."""
+    (rerun,) = [t for t in trials if t.system_attrs.get(HISTORY, [None])[-1] == lost.number]
     assert rerun.params == lost.params
     return rerun
 
