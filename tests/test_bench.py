@@ -49,8 +49,9 @@ def test_as_avx2_shows_the_harness_an_avx2_only_cpu() -> None:
     import shutil
     import subprocess
 
-    if shutil.which("unshare") is None or not Path("/proc/cpuinfo").exists():
-        pytest.skip("needs util-linux's unshare and /proc/cpuinfo")
+    cpuinfo = Path("/proc/cpuinfo")
+    if shutil.which("unshare") is None or not cpuinfo.exists() or " avx2" not in cpuinfo.read_text():
+        pytest.skip("needs util-linux's unshare and an x86 CPU with AVX2")
     probe = (
         "import torch; from harness import device as d; "
         "print(d.cpu_capability(), d.native_cpu_bf16(), d.resolve_precision(torch.device('cpu')))"
