@@ -373,6 +373,9 @@ def eval_cmd(
     )
     click.echo(format_table(results))
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
+    parts = settings["seconds_by_part"]
+    assert isinstance(parts, dict)
+    click.echo("time: " + ", ".join(f"{part} {value:.1f} s" for part, value in parts.items()))
     if json_path:
         write_json(results, settings, json_path)
         click.echo(f"results written to {json_path}")

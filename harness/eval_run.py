@@ -47,21 +47,23 @@ def run_eval(
     classifier: str = "sklearn",
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
     """(results per task, the settings that produced them: the run's options plus `hardware`, the
-    resolved precision and what it ran on, see `harness.device.hardware_tags`)."""
+    resolved precision and what it ran on, see `harness.device.hardware_tags`, and `seconds_by_part`,
+    the encoding's and each task's scoring's wall time)."""
     root = resolve_data_dir(data_dir)
     chosen = pick_device(device)
     hardware = hardware_tags(chosen, precision)
     amp_dtype = DTYPES[hardware["precision"]]
     encoder = Encoder(model, pooler, max_length).to(chosen)
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
-    start = time.perf_counter()
-    results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier)  # type: ignore[arg-type]
+    start, parts = time.perf_counter(), {}
+    results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts)  # type: ignore[arg-type]
     settings = {
         "model": model, "pooler": pooler, "embedding": encoder.embedding, "text": text, "preset": preset,
         "classifier": classifier,
         "tasks": ",".join(tasks),
         "precision": hardware["precision"], "device": str(chosen), "max_length": encoder.max_length,
-        "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1), "hardware": hardware,
+        "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1),
+        "seconds_by_part": {part: round(value, 2) for part, value in parts.items()}, "hardware": hardware,
     }  # fmt: skip
     return results, settings
 
@@ -91,8 +93,8 @@ def write_json(results: dict[str, dict[str, object]], settings: dict[str, object
 def log_eval(
     results: dict[str, dict[str, object]], settings: dict[str, object], experiment: str, uri: str | None
 ) -> str:
-    """One FINISHED MLflow run: the settings as params, the hardware as tags, every score as a metric,
-    the results JSON."""
+    """One FINISHED MLflow run: the settings as params, the hardware as tags, every score as a metric
+    (and `seconds.<part>`, the wall times), the results JSON."""
     tracker = Tracker(uri)
     experiment_id = tracker.experiment_id(experiment)
     hardware = settings["hardware"]
@@ -100,8 +102,10 @@ def log_eval(
     tags = {"harness.role": "eval", "model": str(settings["model"]), "git_commit": git_commit(), **hardware}
     run = tracker.start_run(experiment_id, f"eval {settings['model']} ({settings['pooler']})", tags)
     try:
-        run.log_params({k: v for k, v in settings.items() if k != "hardware"})
-        run.log_metrics(flat_metrics(results))
+        run.log_params({k: v for k, v in settings.items() if k not in ("hardware", "seconds_by_part")})
+        times = settings["seconds_by_part"]
+        assert isinstance(times, dict)
+        run.log_metrics({**flat_metrics(results), **{f"seconds.{k}": v for k, v in times.items()}})
         run.log_text(json.dumps(results, indent=2), "results.json")
     except BaseException as exc:
         run.finish("FAILED", f"{type(exc).__name__}: {exc}")

@@ -93,3 +93,22 @@ def test_forked_local_workers_train_on_the_gpu(tmp_path: Path, tiny_bert: Path) 
     runs = child_runs("gpu_workers")
     assert len(runs) == 2 and all(r.data.tags["device"].startswith("cuda") for r in runs)
     assert len({r.data.tags["worker"] for r in runs}) == 2
+
+
+def test_senteval_pytorch_probe_runs_on_the_gpu_as_on_the_cpu() -> None:
+    """SentEval's PyTorch classifier where the encoder runs (SentEval's code puts it on CUDA): the same
+    initial weights and shuffles, so the CUDA fit ends within float rounding of the CPU fit."""
+    from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression
+
+    rng = np.random.RandomState(0)
+    x = rng.randn(400, 32).astype(np.float32)
+    y = (x[:, :4].sum(axis=1) + 0.5 * rng.randn(400) > 0).astype(np.int64)
+    fits = {
+        device: TorchLogisticRegression(32, 2, 1e-4, CONFIGS["pytorch"], device).fit(x[:300], y[:300])
+        for device in ("cpu", "cuda")
+    }
+    assert fits["cuda"].model.weight.device.type == "cuda"
+    torch.testing.assert_close(
+        fits["cuda"].model.weight.cpu(), fits["cpu"].model.weight, atol=1e-3, rtol=1e-3
+    )
+    assert abs(fits["cuda"].score(x[300:], y[300:]) - fits["cpu"].score(x[300:], y[300:])) <= 0.02

@@ -45,6 +45,10 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     assert len(data["STS12"]["subsets"]) == 5 and data["STSBenchmark"]["n"] == 1379
     assert {"acc", "f1", "devacc"} <= set(data["MRPC"])
     assert "STS12" in result.stdout and "MRPC" in result.stdout
+    parts = settings["seconds_by_part"]  # the encoding once, then each task's scoring, in the tasks' order
+    assert list(parts) == ["encode", "STS12", "STSBenchmark", "MRPC", "AlignUniform"]
+    assert all(v >= 0 for v in parts.values()) and sum(parts.values()) <= settings["seconds"] + 0.1
+    assert f"time: encode {parts['encode']:.1f} s, STS12" in result.stdout
     tracker = Tracker()
     runs = tracker.client.search_runs([tracker.client.get_experiment_by_name("eval").experiment_id])
     assert len(runs) == 1 and runs[0].info.status == "FINISHED"
@@ -54,6 +58,7 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     assert metrics["STS12.spearman"] == pytest.approx(data["STS12"]["spearman"])
     assert metrics["MRPC.f1"] == pytest.approx(data["MRPC"]["f1"])
     assert metrics["AlignUniform.uniformity"] == pytest.approx(data["AlignUniform"]["uniformity"])
+    assert metrics["seconds.MRPC"] == parts["MRPC"] and "seconds_by_part" not in runs[0].data.params
 
 
 def test_malformed_data_writes_no_json_and_no_run(tiny_bert: Path, tmp_path: Path, data_dir: Path) -> None:

@@ -23,11 +23,13 @@ Loader = Callable[[Path, str], Any]
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    """What a scorer may be told: `preset` is SentEval's transfer setting (prototyping: 5 folds) and
-    `classifier` its logistic regression (`sklearn`, or SentEval's `pytorch` one, as Liao ran it)."""
+    """What a scorer may be told: `preset` is SentEval's transfer setting (prototyping: 5 folds),
+    `classifier` its logistic regression (`sklearn`, or SentEval's `pytorch` one, as Liao ran it) and
+    `device` where a PyTorch classifier runs (the encoder's)."""
 
     preset: str = "prototyping"
     classifier: str = "sklearn"
+    device: str = "cpu"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ family).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,19 +51,30 @@ def evaluate_tasks(
     variant: Variant = "senteval",
     preset: str = "prototyping",
     classifier: str = "sklearn",
+    seconds: dict[str, float] | None = None,
 ) -> dict[str, dict[str, object]]:
     """Scores per task, in the JSON shape of `harness eval`: every distinct sentence of every task is
-    encoded once, then each task's scorer runs on those embeddings."""
+    encoded once, then each task's scorer runs on those embeddings. SentEval's PyTorch classifier runs
+    where the encoder does (`encode_fn.device`; SentEval moves it to CUDA). `seconds`, when given, gets
+    the wall time of the encoding (`encode`) and of each task's scoring."""
     if preset not in PRESETS:
         raise HarnessError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    seconds = {} if seconds is None else seconds
     chosen = [get_task(name) for name in names]
     data = {task.name: task.load(data_dir, variant) for task in chosen}
     sentences: set[str] = set()
     for task in chosen:
         sentences.update(task.sentences(data[task.name]))
+    start = time.perf_counter()
     embeddings = encode_fn(sorted(sentences))
-    options = ScoreOptions(preset, classifier)
-    return {task.name: task.score(data[task.name], embeddings, options) for task in chosen}
+    seconds["encode"] = time.perf_counter() - start
+    options = ScoreOptions(preset, classifier, str(getattr(encode_fn, "device", "cpu")))
+    results = {}
+    for task in chosen:
+        start = time.perf_counter()
+        results[task.name] = task.score(data[task.name], embeddings, options)
+        seconds[task.name] = time.perf_counter() - start
+    return results
 
 
 def flat_metrics(results: dict[str, dict[str, object]]) -> dict[str, float]:
@@ -94,6 +106,11 @@ class SentenceEncoder:
     ) -> None:
         self.encoder, self.batch_size, self.amp_dtype = encoder, batch_size, amp_dtype
         self.cache, self.progress = cache, progress
+
+    @property
+    def device(self) -> torch.device:
+        """Where the encoder runs."""
+        return self.encoder.device
 
     def key(self) -> str:
         """The cache key of the encoder's current weights and of how it embeds."""

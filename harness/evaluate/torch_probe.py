@@ -11,7 +11,11 @@ As facebookresearch/SentEval@5d6dc11 senteval/tools/classifier.py:24-120, 163-20
   construction, `:198`, has no effect in PyTorch >= 0.4.1), the optimizer's defaults with
   `weight_decay = l2reg` (`:202-204`); after each round the dev accuracy; the best round's weights kept;
   stop after `tenacity` + 1 rounds without improvement (the count never resets) or `max_epoch` passes.
-SentEval's code moves everything to CUDA; here it runs on the CPU in fp32.
+SentEval's code moves the data and the layer to CUDA (`prepare_split`, `MLP.__init__`'s `.cuda()`); here
+they go to `device` (the encoder's: CUDA on a GPU worker, else the CPU), in fp32 either way. The layer
+is initialised on the CPU and then moved, as `.cuda()` after construction does, so both devices start
+from the same weights. SentEval reads every batch's loss back (`loss.data.item()`, a host sync on a GPU)
+only to discard it; here nothing is read back while training.
 """
 
 from __future__ import annotations
@@ -47,13 +51,15 @@ CONFIGS = {"pytorch": TorchProbeConfig(), "pytorch_adam": TorchProbeConfig("adam
 class TorchLogisticRegression:
     """One SentEval `MLP(nhid=0)`: fit, score, predict, as scikit-learn's classifiers."""
 
-    def __init__(self, n_features: int, n_classes: int, l2reg: float, config: TorchProbeConfig) -> None:
+    def __init__(
+        self, n_features: int, n_classes: int, l2reg: float, config: TorchProbeConfig, device: str = "cpu"
+    ) -> None:
         import torch  # here, not at the top: `harness tasks` lists this classifier without torch
 
-        self.config, self.rng = config, np.random.RandomState(SEED)
+        self.config, self.rng, self.device = config, np.random.RandomState(SEED), torch.device(device)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(SEED)
-            self.model = torch.nn.Linear(n_features, n_classes)
+            self.model = torch.nn.Linear(n_features, n_classes).to(self.device)
         optimizer = {"rmsprop": torch.optim.RMSprop, "adam": torch.optim.Adam}[config.optim]
         self.optimizer = optimizer(self.model.parameters())
         self.optimizer.param_groups[0]["weight_decay"] = l2reg
@@ -67,7 +73,8 @@ class TorchLogisticRegression:
             order = self.rng.permutation(len(x))
             cut = int(0.05 * len(x))
             validation, x, y = (x[order[:cut]], y[order[:cut]]), x[order[cut:]], y[order[cut:]]
-        features, labels = torch.from_numpy(x).float(), torch.from_numpy(y).long()
+        features = torch.from_numpy(x).float().to(self.device)
+        labels = torch.from_numpy(y).long().to(self.device)
         best, best_model, epochs, misses = -1.0, None, 0, 0
         while epochs <= self.config.max_epoch:
             self._train_round(features, labels)
@@ -88,7 +95,7 @@ class TorchLogisticRegression:
         self.model.train()
         size = self.config.batch_size
         for _ in range(self.config.epoch_size):
-            order = torch.from_numpy(self.rng.permutation(len(features))).long()
+            order = torch.from_numpy(self.rng.permutation(len(features))).long().to(self.device)
             for start in range(0, len(features), size):
                 batch = order[start : start + size]
                 loss = torch.nn.functional.cross_entropy(self.model(features[batch]), labels[batch])
@@ -100,12 +107,14 @@ class TorchLogisticRegression:
         import torch
 
         self.model.eval()
-        features = torch.from_numpy(np.asarray(x)).float()
+        features = torch.from_numpy(np.asarray(x)).float().to(self.device)
         size = self.config.batch_size
         with torch.no_grad():
-            return torch.cat(
-                [self.model(features[i : i + size]).argmax(1) for i in range(0, len(x), size)]
-            ).numpy()
+            return (
+                torch.cat([self.model(features[i : i + size]).argmax(1) for i in range(0, len(x), size)])
+                .cpu()
+                .numpy()
+            )
 
     def score(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(np.mean(self.predict(x) == y))

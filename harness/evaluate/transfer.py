@@ -65,9 +65,11 @@ class Probe:
     """How one classifier is built and fitted. scikit-learn (`usepytorch=False`): C grids per protocol,
     validation data unused. PyTorch (`usepytorch=True`, harness.evaluate.torch_probe): the L2 grid
     10^-5..10^-2 for every protocol (validation.py:60, :122, :199), fitted with early stopping on the
-    given validation data, or on a held-out 5% of the training part for the refits (:90, :172)."""
+    given validation data, or on a held-out 5% of the training part for the refits (:90, :172), on
+    `device` (SentEval's code puts it on CUDA; here the encoder's device)."""
 
     torch: TorchProbeConfig | None = None
+    device: str = "cpu"
 
     def grid(self, protocol: str) -> list[float]:
         if self.torch is not None:
@@ -77,7 +79,8 @@ class Probe:
     def fit(self, x: np.ndarray, y: np.ndarray, reg: float, validation: tuple | None = None) -> Any:
         if self.torch is not None:
             classes = int(max(y.max(), validation[1].max() if validation else 0)) + 1
-            return TorchLogisticRegression(x.shape[1], classes, reg, self.torch).fit(x, y, validation)
+            model = TorchLogisticRegression(x.shape[1], classes, reg, self.torch, self.device)
+            return model.fit(x, y, validation)
         from sklearn.exceptions import ConvergenceWarning  # here: `harness tasks` needs no scikit-learn
         from sklearn.linear_model import LogisticRegression
 
@@ -202,7 +205,8 @@ def one_blas_thread() -> contextlib.AbstractContextManager:
 CLASSIFIERS = ("sklearn", *CONFIGS)
 
 
-def probe_for(classifier: str) -> Probe:
+def probe_for(classifier: str, device: str = "cpu") -> Probe:
     """`sklearn` (SentEval's `usepytorch=False`), `pytorch` (SentEval's PyTorch logistic regression with
-    its prototyping settings, Liao's) or `pytorch_adam` (its default settings)."""
-    return Probe(CONFIGS[classifier]) if classifier != "sklearn" else SKLEARN
+    its prototyping settings, Liao's) or `pytorch_adam` (its default settings), the PyTorch ones on
+    `device`."""
+    return Probe(CONFIGS[classifier], device) if classifier != "sklearn" else SKLEARN

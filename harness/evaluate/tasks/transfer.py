@@ -28,7 +28,7 @@ def labelled_sentences(splits: dict[str, Labelled]) -> Iterable[str]:
 
 def _scorer(task: str):  # noqa: ANN202
     def score(splits: dict[str, Labelled], embeddings: dict, options: ScoreOptions) -> dict[str, object]:
-        probe = probe_for(options.classifier)
+        probe = probe_for(options.classifier, options.device)
         return evaluate_transfer(task, splits, embeddings, PRESETS[options.preset], probe)
 
     return score
