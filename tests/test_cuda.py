@@ -112,3 +112,22 @@ def test_senteval_pytorch_probe_runs_on_the_gpu_as_on_the_cpu() -> None:
         fits["cuda"].model.weight.cpu(), fits["cpu"].model.weight, atol=1e-3, rtol=1e-3
     )
     assert abs(fits["cuda"].score(x[300:], y[300:]) - fits["cpu"].score(x[300:], y[300:])) <= 0.02
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_the_packed_forward_of_a_token_batch_does_not_sync_with_the_gpu(
+    two_layer_bert: Path, mode: str
+) -> None:
+    """With the real tokens' positions found on the CPU (TokenBatch), a forward pass only queues kernels:
+    CUDA's sync debug mode raises on any read-back (`.item()`, `bool()`, `nonzero()`, blocking copies)."""
+    encoder = Encoder(str(two_layer_bert), "mean", 32).to(CUDA)
+    encoder.train(mode == "train")
+    batch = encoder.tokenize(SENTENCES)
+    assert batch.index is not None  # padded: the gather path
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        embeddings = encoder(batch)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert embeddings.shape == (len(SENTENCES), encoder.hidden_size)

@@ -14,7 +14,7 @@ from transformers.utils import logging as hf_logging
 
 from harness.errors import HarnessError
 from harness.model.location import MINILM_ALIASES, check_weights, resolve_model_name  # noqa: F401
-from harness.model.packed import packed_forward, supports_packing
+from harness.model.packed import TokenBatch, packed_forward, supports_packing
 from harness.model.pooling import pool
 from harness.model.st_pipeline import model_pipeline
 from harness.model.tokens import TOKEN_IDS, pad, pad_values
@@ -85,7 +85,7 @@ class Encoder(nn.Module):
             row = {sentence: i for i, sentence in enumerate(distinct)}
             index = torch.tensor([row[sentence] for sentence in listed])
             batch = {k: v.index_select(0, index) for k, v in batch.items()}
-        return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+        return TokenBatch(batch, self.device)
 
     def token_ids(self, sentences: Sequence[str]) -> dict[str, list[list[int]]]:
         """Tokenize without padding (truncated at max_length): the lists `collate` pads per batch. Made
@@ -105,8 +105,7 @@ class Encoder(nn.Module):
 
     def collate(self, features: dict[str, list[list[int]]]) -> dict[str, torch.Tensor]:
         """Pad pre-tokenized sentences to the longest of them and move them to the model's device."""
-        batch = pad(features, pad_values(self.tokenizer), self.tokenizer.padding_side)
-        return {k: v.to(self.device, non_blocking=True) for k, v in batch.items()}
+        return TokenBatch(pad(features, pad_values(self.tokenizer), self.tokenizer.padding_side), self.device)
 
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled embeddings [batch, hidden]; BERT encoders run padding-free (`harness.model.packed`)
@@ -139,4 +138,4 @@ class Encoder(nn.Module):
         longest first."""
         batch = self.tokenizer(list(first), list(second), padding=True, truncation="longest_first",
                                max_length=self.max_length, return_tensors="pt")  # fmt: skip
-        return self({k: v.to(self.device, non_blocking=True) for k, v in batch.items()})
+        return self(TokenBatch(dict(batch), self.device))

@@ -40,15 +40,37 @@ def supports_packing(model: Any) -> bool:
     )
 
 
+def real_tokens(attention_mask: torch.Tensor) -> torch.Tensor | None:
+    """The flat positions of the real tokens of a [batch, length] mask, or None when there is no padding
+    (most batches of a token-count-sorted evaluation). Reads the mask's values: on a GPU tensor, a host
+    sync (`TokenBatch` works it out on the CPU instead)."""
+    mask = attention_mask.bool()
+    return None if bool(mask.all()) else mask.reshape(-1).nonzero().squeeze(1)
+
+
+class TokenBatch(dict):
+    """Tokenized inputs moved to `device` (a dict, as a model's forward takes them) that also carry
+    `index`, `real_tokens` of their attention mask, found on the CPU before the copy. The packed forward
+    then reads nothing back from the GPU (the mask's `all()` and `nonzero()` were two host syncs a
+    forward pass, each waiting for the previous step's kernels) and traces as one graph under
+    torch.compile. A dict built from it (a slice, a filtered copy) is a plain dict: the forward finds
+    the positions itself, with the same result."""
+
+    def __init__(self, host: dict[str, torch.Tensor], device: torch.device) -> None:
+        super().__init__({key: value.to(device, non_blocking=True) for key, value in host.items()})
+        index = real_tokens(host["attention_mask"])
+        self.index = None if index is None else index.to(device, non_blocking=True)
+
+
 class Packing:
     """Where the real tokens of a [batch, length] mask sit in the flattened batch. A batch without
-    padding (most of a token-count-sorted evaluation) packs by a reshape, and needs no attention mask."""
+    padding packs by a reshape, and needs no attention mask."""
 
-    def __init__(self, attention_mask: torch.Tensor) -> None:
+    def __init__(self, attention_mask: torch.Tensor, index: torch.Tensor | None) -> None:
         self.batch, self.length = attention_mask.shape
         self.mask = attention_mask.bool()
-        self.full = bool(self.mask.all())
-        self.index = None if self.full else self.mask.reshape(-1).nonzero().squeeze(1)
+        self.full = index is None
+        self.index = index
         self.key_mask = None if self.full else self.mask[:, None, None, :]
 
     def pack(self, padded: torch.Tensor) -> torch.Tensor:
@@ -115,7 +137,8 @@ def packed_forward(
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, torch.Tensor | None]:
     """(last_hidden_state [batch, length, hidden] with zeros at padding, every layer's padded states when
     `all_layers` (embeddings first, as transformers' hidden_states), BERT's pooler output when `pooler`)."""
-    packing = Packing(inputs["attention_mask"])
+    mask = inputs["attention_mask"]
+    packing = Packing(mask, inputs.index if isinstance(inputs, TokenBatch) else real_tokens(mask))
     h = _embed(model, inputs, packing)
     layers = [h]
     with sdpa_kernel(ATTENTION_BACKENDS):

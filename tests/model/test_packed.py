@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from harness.model.encoder import Encoder, resolve_model_name
-from harness.model.packed import dropout
+from harness.model.packed import TokenBatch, dropout, real_tokens
 from harness.model.pooling import POOLINGS
 
 SENTENCES = [
@@ -87,3 +87,31 @@ def test_sentence_pairs_are_encoded_jointly_with_segment_ids(two_layer_bert: Pat
         joined = encoder.embed([f"{a} {b}" for a, b in zip(first, second, strict=True)])  # one segment
     torch.testing.assert_close(packed, padded, atol=1e-5, rtol=1e-5)
     assert packed.shape == (2, 32) and not torch.allclose(packed, joined, atol=1e-4)
+
+
+@pytest.mark.parametrize("sentences", [SENTENCES, ["one two three", "four five six"]])
+def test_a_token_batch_carries_the_real_token_positions_worked_out_on_the_cpu(
+    two_layer_bert: Path, sentences: list[str]
+) -> None:
+    """`Encoder.tokenize` gives a TokenBatch whose `index` is what the forward would find from the mask
+    (None without padding); the forward gives the same embeddings from it as from a plain dict."""
+    packed, _ = _pair(str(two_layer_bert), "mean")
+    batch = packed.tokenize(sentences)
+    assert isinstance(batch, TokenBatch)
+    found = real_tokens(batch["attention_mask"])
+    assert (batch.index is None) == (found is None) == (len(set(map(len, sentences))) == 1)
+    if found is not None:
+        assert torch.equal(batch.index, found)
+    assert torch.equal(packed(batch), packed(dict(batch)))
+
+
+def test_the_packed_forward_of_a_token_batch_is_one_graph(two_layer_bert: Path) -> None:
+    """Nothing in the packed forward reads tensor values back to Python (a host sync on a GPU): traced by
+    torch.compile with `fullgraph=True`, which refuses any graph break, in training mode (dropout) too."""
+    packed, _ = _pair(str(two_layer_bert), "mean")
+    batch = packed.tokenize(SENTENCES)
+    assert batch.index is not None  # the batch has padding: the gather path
+    traced = torch.compile(packed.forward, backend="eager", fullgraph=True)
+    torch.testing.assert_close(traced(batch), packed(batch))
+    packed.train()
+    assert traced(batch).shape == (len(SENTENCES), packed.hidden_size)
