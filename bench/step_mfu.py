@@ -3,7 +3,8 @@ Trainer and sentence-transformers' trainer, same model, same batch of B texts of
 process, one device (issue 25, item 3).
 
     .venv/bin/python bench/step_mfu.py [--model bert-base-uncased] [--batch-size 64] [--length 128]
-        [--steps 20] [--precisions fp32,bf16] [--against hf,st] [--json FILE]
+        [--steps 20] [--precisions fp32,bf16] [--against hf,st] [--compile default,reduce-overhead]
+        [--json FILE]
 
 The step is unsupervised SimCSE's (Gao et al. 2021, sec. 3): each text encoded twice with dropout (2B
 sequences of L tokens), mean pooling, InfoNCE over the in-batch pairs at temperature 0.05, gradient
@@ -17,6 +18,10 @@ batches of texts; each after its first step, and on a GPU after a few seconds of
 up). The harness trains no projection head here (`mlp_projection: false`), as the others have none. Where
 the weights are not here, every side loads the same random model of the known config
 (harness.model.standin: bert-base-uncased, google/bert_uncased_L-8_H-512_A-8, all-MiniLM-L6-v2).
+
+`--compile MODES` adds a row per mode: the harness's loop with the encoder's forward under
+`torch.compile(mode=...)` (`reduce-overhead` replays CUDA graphs; the shapes are static here: every batch
+is B x L with no padding, so one graph serves every step), to see what launch overhead costs.
 
 MFU = harness.flops.train_step_flops(config, [L] * 2B) per second / the GPU's dense bf16 peak
 (harness.flops.BF16_PEAK_TFLOPS, or --peak-tflops), for fp32 runs too; on a CPU only TFLOPS are printed.
@@ -173,15 +178,16 @@ def sentence_transformers_step(shape: Shape, precision: str) -> tuple[float, str
         return timer.seconds(), str(trainer.args.optim.value)
 
 
-def harness_step(shape: Shape, precision: str) -> tuple[float, Any]:
-    """Seconds per step of the harness's loop; (seconds, the model's config)."""
+def harness_step(shape: Shape, precision: str, compile_mode: str | None = None) -> tuple[float, Any]:
+    """Seconds per step of the harness's loop (its encoder compiled with `compile_mode`); (seconds, the
+    model's config)."""
     from harness.methods.pipeline import PipelineData
 
     path, texts, length, batch_size, steps = shape
     config = {"method": "unsup_simcse", "model": path, "pooling": "mean", "max_seq_length": length,
               "batch_size": batch_size, "precision": precision, "temperature": TEMPERATURE,
               "mlp_projection": False}  # fmt: skip
-    seconds, built = loop_step_seconds(config, steps, PipelineData(None, [texts]))
+    seconds, built = loop_step_seconds(config, steps, PipelineData(None, [texts]), compile_mode)
     return seconds, built.encoder.model.config
 
 
@@ -195,6 +201,7 @@ def main() -> None:
     parser.add_argument(
         "--against", default="hf,st", help="references: hf (Trainer), st (sentence-transformers)"
     )
+    parser.add_argument("--compile", default="", help="torch.compile modes to time too, e.g. default")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the device's dense bf16 peak")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args()
@@ -221,6 +228,10 @@ def main() -> None:
         seconds, config = harness_step(shape, precision)
         flops = train_step_flops(config, [args.length] * (2 * args.batch_size))
         sides = [("harness loop", seconds, "adamw_torch_fused")]
+        for mode in filter(None, args.compile.split(",")):
+            sides.append(
+                (f"harness + compile {mode}", harness_step(shape, precision, mode)[0], "adamw_torch_fused")
+            )
         if "hf" in args.against:
             sides.append(("HF Trainer", *hf_trainer_step(shape, precision)))
         if "st" in args.against:
@@ -233,7 +244,7 @@ def main() -> None:
                    "tflops": tflops, "mfu": mfu, "optimizer": optimizer}  # fmt: skip
             rows.append(row)
             print(f"{side:22s} {row['precision']:12s} {secs * 1000:9.1f} ms/step  {tflops:7.2f} TFLOPS  "
-                  f"MFU {mfu:>6s}  harness {secs / seconds:.2f}x faster  ({optimizer})")  # fmt: skip
+                  f"MFU {mfu:>6s}  {secs / seconds:.2f}x the harness loop's time  ({optimizer})")  # fmt: skip
     write_figures(args.json, args.model, rows)
 
 
