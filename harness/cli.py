@@ -350,6 +350,7 @@ def eval_cmd(
     from harness.device import describe
     from harness.eval_run import format_table, log_eval, run_eval, write_json
     from harness.evaluate.suite import resolve_tasks
+    from harness.faults import pause_at
     from harness.model.save import saved_settings
 
     saved = saved_settings(model)  # a trial's saved model/: its own pooling and max length
@@ -373,6 +374,7 @@ def eval_cmd(
     )
     click.echo(format_table(results))
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
+    pause_at("eval_scored")
     parts = settings["seconds_by_part"]
     assert isinstance(parts, dict)
     click.echo("time: " + ", ".join(f"{part} {value:.1f} s" for part, value in parts.items()))
@@ -631,8 +633,9 @@ def main() -> None:
         from harness.signals import INTERRUPTED_EXIT, TERMINATED_EXIT, Terminated
 
         terminated = Terminated in (type(exc), type(exc.__cause__))  # click turns it into Abort
-        click.echo(f"{'terminated (SIGTERM)' if terminated else 'interrupted'}: re-run the same command to "
-                   "resume", err=True)  # fmt: skip
+        resumes = sys.argv[1:2] in (["run-study"], ["worker"])  # the other commands start again
+        click.echo(f"{'terminated (SIGTERM)' if terminated else 'interrupted'}"
+                   f"{': re-run the same command to resume' if resumes else ''}", err=True)  # fmt: skip
         sys.exit(TERMINATED_EXIT if terminated else INTERRUPTED_EXIT)
     except click.ClickException as exc:
         exc.show()

@@ -102,3 +102,45 @@ def test_cache_returns_the_same_vectors_without_encoding(tiny_bert: Path, tmp_pa
     with torch.no_grad():
         next(encoder.parameters()).add_(1e-3)
     assert fingerprint(encoder, pooling="mean") != before
+
+
+@pytest.mark.slow
+def test_an_interrupted_eval_writes_nothing_and_does_not_promise_a_resume(
+    tiny_bert: Path, tmp_path: Path, harness_home: Path
+) -> None:
+    """Ctrl-C after the scores are printed, before the JSON and the MLflow run are written: neither is
+    written, the exit code is 130 and the last line says `interrupted` (a re-run starts over, so it is not
+    told to resume as a study is)."""
+    import signal
+    import time
+
+    from harness.signals import INTERRUPTED_EXIT
+    from tests.launcher import launch
+
+    out = tmp_path / "r.json"
+    args = [
+        "eval",
+        "--model",
+        str(tiny_bert),
+        "--tasks",
+        "STS12",
+        "--json",
+        str(out),
+        "--mlflow",
+        "--no-progress",
+    ]
+    proc = launch(args, tmp_path / "eval.log", {"HARNESS_PAUSE_AT": "eval_scored=60"})
+    deadline = time.monotonic() + 120
+    while "STS12 " not in proc.output():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.output()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    said = proc.output()
+    assert proc.returncode == INTERRUPTED_EXIT, said
+    assert said.strip().splitlines()[-1] == "interrupted" and "Traceback" not in said
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+    tracker = Tracker()
+    assert tracker.client.get_experiment_by_name("eval") is None or not tracker.client.search_runs(
+        [tracker.client.get_experiment_by_name("eval").experiment_id]
+    )
