@@ -4,7 +4,8 @@ named point, so a test can signal or kill it exactly there instead of racing a r
 normal run) a point costs one environment lookup.
 
 Points: `trial_run_created` (a trial's MLflow run exists, its id not yet recorded on the Optuna trial),
-`trial_started` (the id recorded, training not begun) and `eval_scored` (`harness eval` has printed its
+`trial_started` (the id recorded, training not begun), `trial_scored` (trained and scored, the run not
+yet ended) and `eval_scored` (`harness eval` has printed its
 scores, its JSON and MLflow run not yet written)."""
 
 from __future__ import annotations

@@ -142,11 +142,13 @@ def run_trial(
         run.log_text(traceback.format_exc(), "error.txt")
         run.finish("FAILED", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         raise
+    pause_at("trial_scored")
     if not still_ours():  # taken for lost (a heartbeat gap) and re-run elsewhere: not a second result
         run.finish_unless_ended("KILLED", TAKEN_OVER)
-        if ctx.announce:
-            ctx.announce(f"trial {number}: {TAKEN_OVER}; this worker's result is dropped")
-        return value
+        # raised, not returned: Optuna 5.0 refuses to tell a failed trial a value and, with no error of the
+        # objective to log, ends `_run_trial` in `assert False` (optuna/study/_optimize.py); a raised error
+        # makes it log the trial as failed and raise the refusal, which the worker loop takes for lost
+        raise TrialTakenOver(TAKEN_OVER)
     run.finish("FINISHED")
     return value
 
