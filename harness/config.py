@@ -60,7 +60,8 @@ class RunConfig(BaseModel):
     )
     transfer_classifier: Literal["sklearn", "pytorch", "pytorch_adam"] = Field(
         "sklearn",
-        description="transfer tasks' logistic regression: scikit-learn, or SentEval's PyTorch one (Liao)",
+        description="transfer tasks' logistic regression: scikit-learn, or SentEval's PyTorch one (Liao), "
+        "fitted on the trial's device (CUDA on a GPU worker, as SentEval runs it)",
     )
     transfer_preset: Literal["prototyping", "default"] = Field(
         "prototyping", description="SentEval's k: 5 or 10"

@@ -296,8 +296,10 @@ def worker_loop(
             running.clear()
             try:
                 opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
-            except ValueError:  # Optuna refused to tell a trial another process failed: taken for lost
-                if not running or state_now(opt, running[0]) != TrialState.FAIL:  # (run_trial said so)
+            except (ValueError, AssertionError):  # Optuna refused to tell a trial another process failed
+                # (taken for lost): ValueError, or, when the objective returned a value (the trial failed
+                # after run_trial's last look), Optuna 5.0's `assert False` in `_run_trial`
+                if not running or state_now(opt, running[0]) != TrialState.FAIL:
                     raise
             except KeyboardInterrupt as exc:  # on a database storage the trial is queued again at once
                 if heartbeats:

@@ -119,6 +119,7 @@ def run_trial(
         run.log_params(run_spec.flat())
         run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
         value = _train_and_evaluate(run_spec, ctx, run, report, number)
+        pause_at("trial_scored")
     except KeyboardInterrupt as exc:
         run.finish("KILLED", f"{stop_reason(exc)}; re-run the study to run this trial again")
         raise
@@ -142,7 +143,6 @@ def run_trial(
         run.log_text(traceback.format_exc(), "error.txt")
         run.finish("FAILED", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         raise
-    pause_at("trial_scored")
     if not still_ours():  # taken for lost (a heartbeat gap) and re-run elsewhere: not a second result
         run.finish_unless_ended("KILLED", TAKEN_OVER)
         # raised, not returned: Optuna 5.0 refuses to tell a failed trial a value and, with no error of the

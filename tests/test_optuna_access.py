@@ -53,3 +53,21 @@ def test_every_database_call_of_optunas_cache_is_retried() -> None:
     settings = {"get_heartbeat_interval", "get_heartbeat_stale_trial_callback"}  # no database
     retried = {*DATABASE_CALLS, "record_heartbeat"}  # SteadyRDBStorage.record_heartbeat retries itself
     assert called - settings <= retried, called - settings - retried
+
+
+@pytest.mark.parametrize("objective_raises", [True, False])
+def test_how_optimize_ends_when_another_process_failed_the_trial(objective_raises: bool) -> None:
+    """What harness.runner.worker_loop takes for "taken for lost": `optimize` raises ValueError (Optuna
+    refuses to tell a failed trial) when the objective raised, and, when it returned a value, Optuna 5.0's
+    `assert False` in `_run_trial` (nothing of the objective's to log); the trial stays FAIL."""
+    study = optuna.create_study()
+
+    def objective(trial: optuna.Trial) -> float:
+        storage_of(study).set_trial_state_values(trial_id(trial), TrialState.FAIL)  # the recovery, meanwhile
+        if objective_raises:
+            raise RuntimeError("taken over")
+        return 1.0
+
+    with pytest.raises(ValueError if objective_raises else AssertionError):
+        study.optimize(objective, n_trials=1, catch=(Exception,))
+    assert study.trials[0].state == TrialState.FAIL

@@ -82,7 +82,7 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
     study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="taken")
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
     args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
-    proc = launch(args, tmp_path / "run.log", {"HARNESS_PAUSE_AT": "trial_scored=4"})
+    proc = launch(args, tmp_path / "run.log", {"HARNESS_PAUSE_AT": "trial_scored=10"})
     tracker, deadline = Tracker(), time.monotonic() + 180
     while True:  # until trial 0 is scored (its objective metric logged) and paused
         assert proc.poll() is None and time.monotonic() < deadline, proc.output()

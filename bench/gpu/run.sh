@@ -4,8 +4,9 @@
 # call first, with the issue's goals in order, under a budget that leaves time to spare:
 #   run(command="BUDGET=480 bash bench/gpu/run.sh setup cuda-tests mfu-base pack-small", carry=[".gpu"],
 #       timeout_s=540)
-# then, with what `status` says is left (each call must set up again: nothing stays between machines):
-#   run(command="BUDGET=... bash bench/gpu/run.sh setup compile eval mfu-liao pack-base plan", ...)
+# then, if `status` still allows a start (no machine starts with under 4 minutes left), with BUDGET =
+# its budget_left_s less ~3 minutes for the start and a margin (each call sets up again: nothing stays):
+#   run(command="BUDGET=... bash bench/gpu/run.sh setup compile mfu-liao pack-base plan eval", ...)
 # Sections, in the order given; each writes one log (and JSON where it has figures) to $OUT (or .gpu/out):
 #   setup       install .gpu/whl into /tmp/site
 #   cuda-tests  tests/test_cuda.py (autocast, packed forward without host syncs, forked workers, the probe)
@@ -13,9 +14,10 @@
 #               sentence-transformers (issue 25 goal: >= 40 % MFU in bf16 and faster than the Trainer)
 #   pack-small  bench/packing.py, a MiniLM-sized model, K = 1, 2, 4, 8 (goal: >= 2.5x trials/GPU-hour)
 #   compile     bench/step_mfu.py --compile default,reduce-overhead: BERT-base and MiniLM, bf16, harness only
-#   eval        `harness eval --suite full --classifier pytorch` of Liao's 8-layer BERT: the STS suite and
-#               the 8 transfer tasks with SentEval's PyTorch classifier on the GPU, seconds per part
-#               (Liao: about 28 minutes a model for SentEval on a V100)
+#   eval        `harness eval --classifier pytorch` of Liao's 8-layer BERT: the STS suite, then each of the
+#               8 transfer tasks (a command each) with SentEval's PyTorch classifier on the GPU, the seconds
+#               of the encoding and of the fits in each JSON (Liao: about 28 minutes a model for SentEval
+#               on a V100)
 #   mfu-liao    bench/step_mfu.py: the 8-layer BERT (Liao) 64 x 128 and 64 x 32
 #   pack-base   bench/packing.py, BERT-base, K = 1, 2, 4
 #   plan        `harness plan lambda_tau_sweep --profile paper` on the GPU (compare with a real run)
@@ -56,8 +58,12 @@ for section in "$@"; do
                --against none --compile default,reduce-overhead --json "$OUT/compile-bert-base.json"
              step compile-minilm python3 bench/step_mfu.py --model all-MiniLM-L6-v2 --length 32 --precisions bf16 \
                --against none --compile default,reduce-overhead --json "$OUT/compile-minilm.json" ;;
-    eval) step eval-liao python3 -m harness eval --model "$(standin $LIAO)" --suite full --classifier pytorch \
-            --no-cache --no-progress --json "$OUT/eval-liao.json" ;;
+    eval) model=""; [ $((BUDGET - SECONDS)) -lt 30 ] || model=$(standin $LIAO)
+          for part in sts MR CR SUBJ MPQA SST2 SST5 TREC MRPC; do  # one command each: a cut keeps the rest
+            if [ $part = sts ]; then tasks=(--suite sts); else tasks=(--tasks $part); fi
+            step eval-liao-$part python3 -m harness eval --model "$model" "${tasks[@]}" --classifier pytorch \
+              --no-cache --no-progress --json "$OUT/eval-liao-$part.json"
+          done ;;
     mfu-liao) step mfu-liao-128 python3 bench/step_mfu.py --model $LIAO --json "$OUT/mfu-liao-128.json"
               step mfu-liao-32 python3 bench/step_mfu.py --model $LIAO --length 32 --json "$OUT/mfu-liao-32.json" ;;
     pack-base) step pack-base python3 bench/packing.py --model bert-base-uncased --ks 1,2,4 --length 64 \

@@ -1,5 +1,7 @@
 """The SentEval protocols on synthetic data: separable sets reach 100%, shuffled labels stay near chance."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,35 @@ def test_senteval_pytorch_protocols_reach_100_on_separable_sets() -> None:
     x3, y3 = separable(60, 3, 1)
     scores = split(x3.astype(np.float32), y3, x3.astype(np.float32), y3, x3.astype(np.float32), y3, probe)
     assert scores["acc"] == pytest.approx(100.0)
+
+
+def test_the_pytorch_probe_is_fitted_where_the_encoder_runs(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evaluate_tasks` hands the encoder's device (`encode_fn.device`) to SentEval's PyTorch classifier
+    (SentEval fits it on CUDA): on a GPU worker, the GPU."""
+    import torch
+
+    from harness.evaluate.suite import evaluate_tasks
+    from harness.evaluate.torch_probe import TorchLogisticRegression
+
+    class Built(Exception):
+        pass
+
+    devices = []
+
+    def record(self, n_features, n_classes, l2reg, config, device="cpu") -> None:  # noqa: ANN001
+        devices.append(device)
+        raise Built
+
+    monkeypatch.setattr(TorchLogisticRegression, "__init__", record)
+
+    class Encode:
+        device = torch.device("cpu", 0)
+
+        def __call__(self, sentences: list[str]) -> dict[str, np.ndarray]:
+            return {s: np.random.RandomState(len(s)).rand(8).astype(np.float32) for s in sentences}
+
+    with pytest.raises(Built):
+        evaluate_tasks(Encode(), data_dir, ["TREC"], classifier="pytorch")
+    assert devices == ["cpu:0"]
