@@ -82,7 +82,9 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
     study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="taken")
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
     args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
-    proc = launch(args, tmp_path / "run.log", {"HARNESS_PAUSE_AT": "trial_scored=10"})
+    release = tmp_path / "release"  # the scored trial waits (up to 120 s) until the test has failed it
+    env = {"HARNESS_PAUSE_AT": "trial_scored=120", "HARNESS_PAUSE_RELEASE": str(release)}
+    proc = launch(args, tmp_path / "run.log", env)
     tracker, deadline = Tracker(), time.monotonic() + 180
     while True:  # until trial 0 is scored (its objective metric logged) and paused
         assert proc.poll() is None and time.monotonic() < deadline, proc.output()
@@ -96,6 +98,7 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
     (lost,) = opt.trials
     storage_of(opt).set_trial_state_values(trial_id(lost), TrialState.FAIL)  # as fail_stale_trials does
     StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
+    release.touch()
     proc.wait(timeout=180)
     said = proc.output()
     assert proc.returncode == 0, said
