@@ -8,6 +8,7 @@ under a section:
     dev.STSBenchmark.spearman(.best)        -> dev/STSBenchmark.spearman(.best)     (dev curves)
     train_set.sst.acc                       -> train_set/sst.acc                    (train-set curves)
     trials.complete, best.objective         -> trials/complete, best/objective      (a study's parent run)
+    seconds.encode, seconds.MR              -> seconds/encode, seconds/MR           (`harness eval`'s times)
     STS12.all.spearman, STS.avg, MR.acc     -> test/STS12.all.spearman, ...         (final scores)
     objective                               -> objective                            (the trial's Optuna value)
 
@@ -19,7 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-SECTIONS = ("train", "dev", "train_set", "trials", "best")  # curves and counters, by their first part
+SECTIONS = (
+    "train",
+    "dev",
+    "train_set",
+    "trials",
+    "best",
+    "seconds",
+)  # curves and counters, by their first part
 FINAL = "test"  # every other score: the final evaluation's
 OBJECTIVE = "objective"  # the trial's objective value (Optuna's), a top-level metric the compare view offers
 
