@@ -128,17 +128,21 @@ def _stop(procs: list[subprocess.Popen[bytes] | forked.ForkedCommand], how: int 
 
 
 REQUEUE_SETTLE = 1.0  # seconds: see watch_external_workers
+IDLE_NOTICE = 60.0  # seconds with trials to run and none running before the coordinator says so
 
 
 def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, progress: bool) -> None:
     """`--workers 0`: wait until every trial has ended, failing (and so re-queueing) stale ones. When all
     seem ended, look once more after `REQUEUE_SETTLE`: a worker that has just failed a lost trial (Optuna
     writes FAIL, then calls harness.recovery's handler) queues it again a moment later, and a coordinator
-    that concluded in between closed the study under a trial still to run."""
+    that concluded in between closed the study under a trial still to run. Trials to run and none running
+    for `IDLE_NOTICE` seconds (no worker started yet, or every worker gone) get one line saying so."""
     bar = study_bar(study, opt, progress)
+    idle = IdleWatch()
     try:
         while True:
             while remaining(opt, study) > 0 or others_running(opt):
+                idle.look(study, opt)
                 wait_for_others(opt, tracker)
                 update_bar(bar, opt)
             time.sleep(REQUEUE_SETTLE)
@@ -146,3 +150,24 @@ def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, tracker: Tra
                 break
     finally:
         bar.close()
+
+
+@dataclass
+class IdleWatch:
+    """How long a `--workers 0` coordinator has had trials to run and no worker running one."""
+
+    since: float | None = None
+    said: bool = False
+
+    def look(self, study: ResolvedStudy, opt: optuna.Study) -> None:
+        if others_running(opt):
+            self.since, self.said = None, False
+            return
+        now = time.monotonic()
+        self.since = now if self.since is None else self.since
+        if not self.said and now - self.since >= IDLE_NOTICE:
+            self.said = True
+            tqdm.write(f"waiting for workers: {remaining(opt, study)} trial(s) to run and none running for "
+                       f"{now - self.since:.0f} s; start `harness worker {study.name} --profile "
+                       f"{study.profile} --storage ... --tracking-uri ...` where the GPUs are (this "
+                       "coordinator ends when every trial has)")  # fmt: skip
