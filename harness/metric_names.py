@@ -20,14 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-SECTIONS = (
-    "train",
-    "dev",
-    "train_set",
-    "trials",
-    "best",
-    "seconds",
-)  # curves and counters, by their first part
+# curves, counters and times, by their first part
+SECTIONS = ("train", "dev", "train_set", "trials", "best", "seconds")
 FINAL = "test"  # every other score: the final evaluation's
 OBJECTIVE = "objective"  # the trial's objective value (Optuna's), a top-level metric the compare view offers
 
