@@ -48,13 +48,13 @@ def filter_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.Dat
         if param not in frame.columns:
             raise HarnessError(f"{name}: 'where' names {param!r}, which is not a param of the runs")
         accepted = wanted if isinstance(wanted, list) else [wanted]
-        keep &= frame[param].map(lambda value, ok=accepted: any(_same(value, a) for a in ok))
+        keep &= frame[param].map(lambda value, ok=accepted: any(same_value(value, a) for a in ok))
     if not keep.any():
         raise HarnessError(f"{name}: no run has {where}; fix 'where' in reports/<study>.yaml")
     return frame[keep].reset_index(drop=True)
 
 
-def _same(value: object, wanted: object) -> bool:
+def same_value(value: object, wanted: object) -> bool:
     if isinstance(value, int | float) and isinstance(wanted, int | float) and not isinstance(wanted, bool):
         return float(value) == float(wanted)
     return str(value) == str(wanted)

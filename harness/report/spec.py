@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from harness.errors import HarnessError, read_utf8
 from harness.evaluate.registry import aggregates
+from harness.report.claim_spec import Claim
 from harness.report.names import SHORT_NAMES
 from harness.report.parts.base import ReportPart, part_of
 
@@ -27,6 +28,9 @@ class ReportSpec(BaseModel):
     )
     tables: list[ReportPart] = Field(default_factory=list, description="table parts, by kind")
     figures: list[ReportPart] = Field(default_factory=list, description="figure parts, by kind")
+    claims: list[Claim] = Field(
+        default_factory=list, description="the paper's claims on its ablations (harness.report.claim_spec)"
+    )
 
     @field_validator("tables", "figures", mode="before")
     @classmethod
@@ -35,6 +39,15 @@ class ReportSpec(BaseModel):
         if not isinstance(items, list):
             raise ValueError(f"'{info.field_name}' is a list of parts")
         return [part_of(item, str(info.field_name)) for item in items]
+
+    @field_validator("claims")
+    @classmethod
+    def _unique_ids(cls, claims: list[Claim]) -> list[Claim]:
+        ids = [claim.id for claim in claims]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"claim ids must be unique; repeated: {', '.join(repeated)}")
+        return claims
 
 
 def default_columns(aggregate: str = "STS.avg") -> dict[str, str]:

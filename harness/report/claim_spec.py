@@ -1,0 +1,132 @@
+"""A paper's claims about its ablations, as `claims:` in `reports/<study>.yaml`: each transcribed from the
+paper with its section, and written as a comparison the runs can check (harness.report.verdicts).
+
+    claims:
+      - id: lambda0.3_beats_lambda0.1          # unique in the spec
+        source: Liao 4.4, Table 6               # where the paper says it
+        text: "lambda = 0.3 gives the best STS average"   # the paper's statement, in its words
+        metric: STS12-16.wmean                  # a metric of the runs (harness name)
+        better: {lambda: 0.3, tau: 1.0}         # the row claimed better: run params (seeds: every one)
+        worse: {lambda: 0.1, tau: 1.0}          # the row claimed worse
+        paper: [70.44, 69.18]                   # the paper's values of the two rows, as printed
+
+      - id: lambda0.3_best
+        kind: best                              # "best of a grid": the claimed cell beats every other
+        source: Liao 4.4, Table 6
+        text: ...
+        metric: STS12-16.wmean
+        among: {tau: 1.0}                       # the runs compared (default: all)
+        by: [lambda]                            # the params whose values make a cell
+        best: {lambda: 0.3}                     # the claimed best cell
+        paper: 70.44                            # the paper's value of that cell
+
+A row is every run whose params match (values compare as numbers where both are; a list accepts any of
+its values); runs that differ only in `seed` are one row's seeds. A row that matches runs of several
+configurations is refused, naming the params that split it."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from harness.errors import HarnessError
+from harness.report.collect import filter_runs, same_value
+
+SEED = "seed"
+
+
+class _Claim(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[A-Za-z0-9_.=-]+$")
+    source: str = Field(min_length=1, description="the paper's section / table, e.g. 'Liao 4.4, Table 6'")
+    text: str = Field(min_length=1, description="the paper's statement")
+    metric: str = Field(description="the metric compared (harness name, e.g. STS12-16.wmean)")
+
+
+class CompareClaim(_Claim):
+    """`better` beats `worse` on `metric` (higher is better for every score the harness reports)."""
+
+    kind: Literal["compare"] = "compare"
+    better: dict[str, Any] = Field(min_length=1)
+    worse: dict[str, Any] = Field(min_length=1)
+    paper: tuple[float, float] | None = Field(None, description="the paper's values: [better, worse]")
+
+    @property
+    def paper_difference(self) -> float | None:
+        return None if self.paper is None else self.paper[0] - self.paper[1]
+
+    def rows(self) -> dict[str, dict[str, Any]]:
+        return {"better": self.better, "worse": self.worse}
+
+
+class BestClaim(_Claim):
+    """The cell `best` (values of `by`) beats every other cell of `among` on `metric`."""
+
+    kind: Literal["best"]
+    among: dict[str, Any] = Field(default_factory=dict)
+    by: list[str] = Field(min_length=1)
+    best: dict[str, Any] = Field(min_length=1)
+    paper: float | None = Field(None, description="the paper's value of the claimed best cell")
+
+    @model_validator(mode="after")
+    def _best_names_the_cell(self) -> BestClaim:
+        if set(self.best) != set(self.by):
+            raise ValueError(f"claim {self.id}: 'best' gives a value of each of 'by' ({', '.join(self.by)})")
+        return self
+
+    @property
+    def paper_difference(self) -> float | None:
+        return None
+
+
+Claim = Annotated[CompareClaim | BestClaim, Field(discriminator="kind")]
+
+
+def _config_columns(frame: pd.DataFrame) -> list[str]:
+    """The params that tell configurations apart: those that vary, but `seed` (and ids)."""
+    skip = {"run_id", "trial", SEED}
+    return [c for c in frame.columns
+            if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]  # fmt: skip
+
+
+def row_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.DataFrame:
+    """The runs of one row: those matching `where`, one configuration, sorted by seed (empty: no run)."""
+    try:
+        runs = filter_runs(frame, where, name)
+    except HarnessError as exc:
+        if "no run has" in str(exc):
+            return frame.iloc[0:0]
+        raise
+    split = [c for c in _config_columns(runs)]
+    if split:
+        raise HarnessError(
+            f"{name}: {where} matches runs of several configurations (they differ in {', '.join(split)}); "
+            "add those params to the claim in reports/<study>.yaml"
+        )
+    return runs.sort_values(SEED) if SEED in runs.columns else runs
+
+
+def cells(frame: pd.DataFrame, claim: BestClaim) -> dict[tuple, pd.DataFrame]:
+    """A best-of-grid claim's cells: the runs of `among`, by their values of `by` (each one row)."""
+    name = f"claim {claim.id}"
+    try:
+        runs = filter_runs(frame, claim.among, name)
+    except HarnessError as exc:
+        if "no run has" in str(exc):
+            return {}
+        raise
+    missing = [p for p in claim.by if p not in runs.columns]
+    if missing:
+        raise HarnessError(f"{name}: 'by' names {missing}, which are not params of the runs")
+    out = {}
+    for key, group in runs.groupby(claim.by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        out[key] = row_runs(group, {}, name)
+    return out
+
+
+def is_best_cell(key: tuple, claim: BestClaim) -> bool:
+    """Whether a cell's values of `by` are the claimed best's."""
+    return all(same_value(value, claim.best[param]) for param, value in zip(claim.by, key, strict=True))
