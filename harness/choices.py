@@ -22,3 +22,9 @@ TEXT_VARIANTS: tuple[str, ...] = get_args(TextVariant)
 
 # SentEval's transfer presets: the number of cross-validation folds (senteval.py "prototyping" / "default").
 TRANSFER_FOLDS: dict[str, int] = {"prototyping": 5, "default": 10}
+
+# The report's bootstrap (harness.stats.resample): resamples B per interval and the fixed seed that makes
+# reports reproducible. B: the interval ends of the demo's cells move by < 0.05 points between two
+# bootstrap seeds at this B (bench/bootstrap_b.py; docs/statistics.md).
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 1234

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness.choices import POOLINGS, PRECISIONS, TEXT_VARIANTS, TRANSFER_FOLDS
+from harness.choices import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    POOLINGS,
+    PRECISIONS,
+    TEXT_VARIANTS,
+    TRANSFER_FOLDS,
+)
 from harness.errors import HarnessError, ServiceUnavailable, mask_password, tracking_unreachable
 
 if TYPE_CHECKING:  # heavy: imported by the commands that need them
@@ -409,16 +416,30 @@ def tasks_cmd() -> None:
 @click.option("--out", default="reports/build", show_default=True, help="output root")
 @click.option("--profile", help="which profile's runs (default: the latest study run)")
 @click.option("--no-pdf", is_flag=True, help="skip pdflatex")
+@click.option("--resamples", default=BOOTSTRAP_RESAMPLES, show_default=True, type=click.IntRange(min=100),
+              help="bootstrap resamples B of each interval (docs/statistics.md)")  # fmt: skip
+@click.option("--bootstrap-seed", default=BOOTSTRAP_SEED, show_default=True, type=int,
+              help="the bootstrap's seed: the same seed, the same intervals")  # fmt: skip
 def report_cmd(
-    study: str | None, book: bool, tracking_uri: str | None, out: str, profile: str | None, no_pdf: bool
+    study: str | None,
+    book: bool,
+    tracking_uri: str | None,
+    out: str,
+    profile: str | None,
+    no_pdf: bool,
+    resamples: int,
+    bootstrap_seed: int,
 ) -> None:
-    """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book."""
+    """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book;
+    every cell with its 95% interval, every paper claim with its verdict (docs/statistics.md)."""
     from harness.report.build import build_book, build_report
+    from harness.stats.resample import Resampler
 
     if book == (study is not None):
         raise HarnessError("name one STUDY or give --all (the book of every study), not both or neither")
+    resampler = Resampler(resamples, bootstrap_seed)
     if book:
-        built = build_book(tracking_uri, out, profile, pdf=not no_pdf)
+        built = build_book(tracking_uri, out, profile, pdf=not no_pdf, resampler=resampler)
         total = len(built.built) + len(built.not_run)
         pdf_path = built.folder / "book.pdf"
         written = pdf_path if pdf_path.exists() else built.folder / "book.tex"
@@ -432,10 +453,12 @@ def report_cmd(
                 click.echo(f"  {command}")
         return
     _plain("study name", study)
-    folder = build_report(study, tracking_uri, out, profile, pdf=not no_pdf)
+    folder, findings = build_report(study, tracking_uri, out, profile, pdf=not no_pdf, resampler=resampler)
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
         click.echo(f"  {path.name}")
+    for line in findings.lines():
+        click.echo(line)
 
 
 @cli.command("export")

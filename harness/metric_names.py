@@ -9,6 +9,7 @@ under a section:
     train_set.sst.acc                       -> train_set/sst.acc                    (train-set curves)
     trials.complete, best.objective         -> trials/complete, best/objective      (a study's parent run)
     seconds.encode, seconds.MR              -> seconds/encode, seconds/MR           (`harness eval`'s times)
+    claims.holds, claims.reversed           -> claims/holds, claims/reversed        (a report's verdicts)
     STS12.all.spearman, STS.avg, MR.acc     -> test/STS12.all.spearman, ...         (final scores)
     objective                               -> objective                            (the trial's Optuna value)
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 # curves, counters and times, by their first part
-SECTIONS = ("train", "dev", "train_set", "trials", "best", "seconds")
+SECTIONS = ("train", "dev", "train_set", "trials", "best", "seconds", "claims")
 FINAL = "test"  # every other score: the final evaluation's
 OBJECTIVE = "objective"  # the trial's objective value (Optuna's), a top-level metric the compare view offers
 

@@ -76,7 +76,7 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     assert len(opt.trials) == study.n_trials
 
     latex = shutil.which("pdflatex") is not None  # where it is installed, the PDF must build too
-    folder = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)
+    folder, _ = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)
     document = (folder / "report.tex").read_text()
     assert (folder / "report.pdf").is_file() or not latex
     for trial in opt.trials:  # a skipped row is named in the report with its reason

@@ -66,7 +66,7 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
         artifacts = {a.path for a in tracker.client.list_artifacts(child.info.run_id)}
         assert {"config.yaml", "results.json"} <= artifacts
 
-    folder = build_report("lambda_tau_sweep", None, str(tmp_path / "build"), None, pdf=False)
+    folder, _ = build_report("lambda_tau_sweep", None, str(tmp_path / "build"), None, pdf=False)
     grid = (folder / "grid_sts_avg.tex").read_text()
     table = (folder / "sts_results.tex").read_text()
     assert "\\toprule" in grid and "\\bottomrule" in table

@@ -45,7 +45,7 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
     assert runs["fusion"].data.params["temperature"] == "0.2"  # the profile's override of the variant
     assert runs["fusion"].data.params["seed"] == "3" and runs["fusion"].data.tags["variant"] == "fusion"
     assert "temperature" not in runs["baseline"].data.params  # each variant logs its own method's fields
-    target = build_report("unsup_strategies", None, str(tmp_path / "reports"), None, pdf=False)
+    target, _ = build_report("unsup_strategies", None, str(tmp_path / "reports"), None, pdf=False)
     table = (target / "dev_scores.tex").read_text()
     rows = [line.split("&")[0].strip() for line in table.splitlines() if "&" in line and "\\\\" in line]
     assert sorted(r for r in rows[1:] if not r.startswith("\\quad")) == ["baseline", "fusion"]  # one each

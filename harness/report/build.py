@@ -12,11 +12,14 @@ import click
 import pandas as pd
 
 from harness.errors import HarnessError
+from harness.report.evidence import Evidence
+from harness.report.findings import StudyFindings, log_findings, summary_page
 from harness.report.parts.base import PartContext
 from harness.report.setting import paper_setting
 from harness.report.spec import ReportSpec, load_spec
 from harness.report.tables import escape_latex
 from harness.staging import staged
+from harness.stats.resample import Resampler
 from harness.study_runs import trial_frame, unfinished_trials
 from harness.tracking import Tracker, require_store
 
@@ -34,32 +37,52 @@ DOCUMENT = r"""\documentclass[10pt]{{article}}
 """
 
 
-def write_study(study: str, tracker: Tracker, folder: Path, profile: str | None, prefix: str = "") -> str:
-    """Write the study's tables (.tex), figures (.png) and runs.csv into `folder`; return the LaTeX body
-    that includes them (paths prefixed with `prefix`, the folder as seen from the document)."""
+def write_study(
+    study: str,
+    tracker: Tracker,
+    folder: Path,
+    profile: str | None,
+    prefix: str = "",
+    resampler: Resampler | None = None,
+) -> tuple[str, StudyFindings]:
+    """Write the study's tables (.tex), figures (.png), claims (claims.tex, claims.json) and runs.csv
+    into `folder`; return the LaTeX body that includes them (paths prefixed with `prefix`, the folder as
+    seen from the document) and what the statistics found (claims' verdicts, cells reproduced)."""
     frame, parent = trial_frame(tracker, study, profile)
     spec = load_spec(study, list(frame.columns), varying_params(frame))
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
-    setting = paper_setting(study, frame) if referenced else None
+    setting = paper_setting(study, frame) if referenced or spec.claims else None
     notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
     if setting is not None and not setting.matches:
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
-    parts, context = [], PartContext(tracker, frame, folder, prefix, setting)
+    evidence = Evidence(tracker, resampler or Resampler())
+    missing = [run_id for run_id in frame.run_id if evidence.record(run_id) is None]
+    if missing:
+        notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
+                     "before the harness kept them): their cells have no interval.")  # fmt: skip
+    parts, context = [], PartContext(tracker, frame, folder, prefix, setting, evidence)
     for part in [*spec.tables, *spec.figures]:
         try:
             parts.append(part.write(context))
         except HarnessError as exc:  # e.g. a smoke profile that does not evaluate what this part shows
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
+    findings = StudyFindings.of(study, spec, frame, evidence, setting)
+    if findings.verdicts:
+        (folder / "claims.tex").write_text(findings.latex(), encoding="utf-8")
+        (folder / "claims.json").write_text(findings.json(), encoding="utf-8")
+        parts.append(f"\\input{{{prefix}claims.tex}}")
     intro = (
         f"Study \\texttt{{{escape_latex(study)}}}, profile "
         f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
         f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials."
     )
     frame.to_csv(folder / "runs.csv", index=False)
-    return "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
+    findings.parent_run_id = parent.info.run_id
+    body = "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
+    return body, findings
 
 
 def notes_box(notes: list[str]) -> str:
@@ -79,19 +102,26 @@ def varying_params(frame: pd.DataFrame) -> list[str]:
 
 
 def build_report(
-    study: str, tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True
-) -> Path:
-    """Write the study's tables (.tex), figures (.png), runs.csv and, with pdflatex, report.pdf."""
+    study: str,
+    tracking_uri: str | None,
+    out: str,
+    profile: str | None,
+    pdf: bool = True,
+    resampler: Resampler | None = None,
+) -> tuple[Path, StudyFindings]:
+    """Write the study's tables (.tex), figures (.png), claims, runs.csv and, with pdflatex, report.pdf;
+    then put the claims' verdicts on the study's parent run (artifact and metrics)."""
     tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / study
     with staged(target.parent, f".{study}-", "the report") as staging:
-        body = write_study(study, tracker, staging, profile)
+        body, findings = write_study(study, tracker, staging, profile, resampler=resampler)
         title = escape_latex(load_spec(study).title)
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
             _compile(staging)
         _replace(staging, target)
-    return target
+    log_findings(tracker, findings)
+    return target, findings
 
 
 @dataclass
@@ -101,6 +131,7 @@ class Book:
 
     folder: Path
     built: list[str] = field(default_factory=list)
+    findings: list[StudyFindings] = field(default_factory=list)
     not_run: dict[str, str] = field(default_factory=dict)  # study -> the command that runs it
 
 
@@ -127,7 +158,13 @@ def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
     )
 
 
-def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: bool = True) -> Book:
+def build_book(
+    tracking_uri: str | None,
+    out: str,
+    profile: str | None,
+    pdf: bool = True,
+    resampler: Resampler | None = None,
+) -> Book:
     """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
     subsection per study that has runs (its spec's title), each study's files in its own folder; the
     studies without runs listed on one page with the command that runs each."""
@@ -142,16 +179,17 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
         for study, spec in specs.items():
             (staging / study).mkdir()
             try:
-                body = write_study(study, tracker, staging / study, profile, prefix=f"{study}/")
+                body, findings = write_study(study, tracker, staging / study, profile, f"{study}/", resampler)
             except HarnessError:  # no runs (or none finished) in this store
                 (staging / study).rmdir()
                 book.not_run[study] = run_command(study, profile)
                 continue
             book.built.append(study)
+            book.findings.append(findings)
             part = f"\\subsection{{{escape_latex(spec.title)}}}\n{body}\n\\clearpage"
             sections.setdefault(spec.paper, []).append(part)
-        body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + "\n".join(parts)
-                          for paper, parts in sorted(sections.items()))  # fmt: skip
+        body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + summary_page(paper, book.findings)
+                          + "\n".join(parts) for paper, parts in sorted(sections.items()))  # fmt: skip
         front = "\\tableofcontents\n\\clearpage\n" + (not_run_page(book, specs) if book.not_run else "")
         document = DOCUMENT.format(title="Reproduction book: the five papers' tables, paper beside harness",
                                    body=front + "\n" + body)  # fmt: skip
@@ -159,6 +197,8 @@ def build_book(tracking_uri: str | None, out: str, profile: str | None, pdf: boo
         if pdf:
             _compile(staging, "book")
         _replace(staging, target)
+    for findings in book.findings:
+        log_findings(tracker, findings)
     return book
 
 

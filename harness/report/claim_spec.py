@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from harness.errors import HarnessError
 from harness.report.collect import filter_runs, same_value
@@ -81,7 +81,14 @@ class BestClaim(_Claim):
         return None
 
 
-Claim = Annotated[CompareClaim | BestClaim, Field(discriminator="kind")]
+def _kind(value: Any) -> str:
+    """A claim's kind: `compare` unless it says `best`."""
+    return str(value.get("kind", "compare") if isinstance(value, dict) else getattr(value, "kind", "compare"))
+
+
+Claim = Annotated[
+    Annotated[CompareClaim, Tag("compare")] | Annotated[BestClaim, Tag("best")], Discriminator(_kind)
+]
 
 
 def _config_columns(frame: pd.DataFrame) -> list[str]:

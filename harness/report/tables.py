@@ -11,8 +11,10 @@ from pandas.io.formats.style import Styler
 from harness.errors import HarnessError
 from harness.report.collect import filter_runs, require_columns, row_labels
 from harness.report.setting import Setting
+from harness.report.table_stats import TableStats, derived_vector, seed_sorted, table_stats
 
 if TYPE_CHECKING:
+    from harness.report.evidence import Evidence
     from harness.report.parts.base import Derived
     from harness.report.parts.grid_table import GridTable
     from harness.report.parts.runs_table import RunsTable
@@ -28,7 +30,9 @@ def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table:
     return grid.sort_index().sort_index(axis=1)
 
 
-def grid_latex(frame: pd.DataFrame, spec: GridTable, setting: Setting | None = None) -> str:
+def grid_latex(
+    frame: pd.DataFrame, spec: GridTable, setting: Setting | None = None, evidence: Evidence | None = None
+) -> str:
     """The metric over rows x columns (mean over a cell's runs), the best cell in bold; `rename` names
     values, `derived_rows` add differences or means of rows (David et al. Table 9), and `reference` rows
     print the paper's values under a row, with the difference."""
@@ -48,7 +52,35 @@ def grid_latex(frame: pd.DataFrame, spec: GridTable, setting: Setting | None = N
     grid, std, count = _derived_rows(grid, std, count, spec.derived_rows, spec.name)
     rows, columns = (GREEK.get(name, escape_latex(name)) for name in (spec.rows, spec.columns))
     corner = f"{rows} \\textbackslash{{}} {columns}"
-    return _render(grid, std, count, spec, best_overall=True, corner=corner, setting=setting)
+    stats = None
+    if evidence is not None and spec.intervals:
+        cells: dict[tuple[str, str], tuple[list[str], str]] = {}
+        for (row, column), runs in seed_sorted(frame).groupby([spec.rows, spec.columns], sort=False):
+            cells[(shown(row), shown(column))] = (list(runs.run_id), spec.metric)
+        stats = _stats(evidence, cells, grid, spec, setting)
+    return _render(grid, std, count, spec, best_overall=True, corner=corner, setting=setting, stats=stats)
+
+
+def _stats(
+    evidence: Evidence,
+    cells: dict[tuple[str, str], tuple[list[str], str]],
+    mean: pd.DataFrame,
+    spec: RunsTable | GridTable,
+    setting: Setting | None,
+) -> TableStats:
+    """The table's intervals, daggers against `spec.baseline` and reproduction marks (at the paper's
+    setting only: elsewhere the paper's values are another model's)."""
+    if spec.baseline is not None and spec.baseline not in mean.index:
+        raise HarnessError(
+            f"table {spec.name}: baseline {spec.baseline!r} is not a row; fix reports/<study>.yaml"
+        )
+    shown = [(label, column) for label in mean.index for column in mean.columns]
+    comparable = setting is None or setting.matches
+    reference = {(label, column): value for label, values in spec.reference.items()
+                 for column, value in values.items()} if comparable else {}  # fmt: skip
+    stats = table_stats(evidence, cells, derived_vector(spec), shown, spec.baseline, reference)
+    evidence.reproduced[spec.name] = stats.reproduced  # the book's per-paper count of reproduced cells
+    return stats
 
 
 def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
@@ -109,13 +141,27 @@ def _derived_rows(
     return mean, std, count
 
 
-def runs_latex(frame: pd.DataFrame, spec: RunsTable, setting: Setting | None = None) -> str:
+def runs_latex(
+    frame: pd.DataFrame, spec: RunsTable, setting: Setting | None = None, evidence: Evidence | None = None
+) -> str:
     """Means (with +- std and n where a label has several runs, e.g. seeds), the best mean per column in
     bold (ties as printed bold alike; derived rows never), and under each label with a `reference` its
     paper's values and the difference harness - paper (a reference whose label has no runs yet is left
     out). `transpose` swaps rows and columns, the paper's values and differences then under each metric."""
     mean, std, count = runs_summary(frame, spec)
-    return _render(mean, std, count, spec, setting=setting)
+    stats = None
+    if evidence is not None and spec.intervals:
+        runs = seed_sorted(filter_runs(frame, spec.where, f"table {spec.name}"))
+        labels = [
+            spec.rename.get(label, label) for label in row_labels(runs, spec.label, f"table {spec.name}")
+        ]
+        by_label: dict[str, list[str]] = {}
+        for label, run_id in zip(labels, runs.run_id, strict=True):
+            by_label.setdefault(label, []).append(run_id)
+        cells = {(label, column): (ids, metric) for label, ids in by_label.items()
+                 for column, metric in spec.columns.items()}  # fmt: skip
+        stats = _stats(evidence, cells, mean, spec, setting)
+    return _render(mean, std, count, spec, setting=setting, stats=stats)
 
 
 def _render(
@@ -126,6 +172,7 @@ def _render(
     best_overall: bool = False,
     corner: str | None = None,
     setting: Setting | None = None,
+    stats: TableStats | None = None,
 ) -> str:
     """The LaTeX of a summary (rows x columns of means), bold best per column (or over the whole table),
     reference and difference rows under referenced labels, transposed on request. The differences are
@@ -143,11 +190,12 @@ def _render(
             text += f" $\\pm$ {std.at[label, column]:.{digits}f}"
         if count[label] > 0 and not pd.isna(value) and round(value, digits) == best[column]:
             text = f"\\textbf{{{text}}}"
-        return text
+        return text + (stats.mark(label, column) if stats else "")
 
     def paper(label: str, column: str) -> str:
         value = spec.reference.get(label, {}).get(column)
-        return "" if value is None else f"{value:.{digits}f}"
+        mark = stats.paper_mark(label, column) if stats else ""
+        return "" if value is None else f"{value:.{digits}f}{mark}"
 
     def delta(label: str, column: str) -> str:
         value = spec.reference.get(label, {}).get(column)
@@ -180,6 +228,8 @@ def _render(
             return [fn(other, key) if transpose else fn(key, other) for other in inner]
 
         rows.append((escape_latex(key) if transpose else name(key), at(cell)))
+        if stats is not None and stats.intervals:
+            rows.append(("\\quad 95\\% interval", at(lambda label, column: stats.ci(label, column, digits))))
         labels = inner if transpose else [key]
         if any(spec.reference.get(label) for label in labels):
             rows.append((f"\\quad {source}", at(paper)))
@@ -189,6 +239,8 @@ def _render(
                 rows.append(("\\quad paper's range, same setup", at(spread)))
     headers = [name(label) for label in inner] if transpose else [escape_latex(c) for c in inner]
     caption = spec.caption + same_setup_note(spec.reference, same_setup, spec.reference_source, digits)
+    if stats is not None:
+        caption += stats.caption(latex_label(spec.baseline or ""))
     if spec.reference and not comparable:
         caption += (
             f" The paper's rows are {escape_latex(setting.paper_model)} at the paper's setting; these runs "  # type: ignore[union-attr]

@@ -24,18 +24,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from harness.choices import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.stats.item_scores import Scores, item_scores
-
-DEFAULT_RESAMPLES = 4000
-DEFAULT_SEED = 1234
 
 
 @dataclass(frozen=True)
 class Resampler:
     """B resamples (`resamples`) from a fixed bootstrap `seed`."""
 
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
+    resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
 
     def _generator(self, *key: object) -> np.random.Generator:
         words = [zlib.crc32(str(part).encode()) for part in key]

@@ -15,6 +15,7 @@ from harness.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.report.evidence import Evidence
     from harness.report.setting import Setting
     from harness.tracking import Tracker
 
@@ -34,6 +35,7 @@ class PartContext:
     folder: Path
     prefix: str
     setting: Setting | None
+    evidence: Evidence | None = None  # the runs' item records (intervals); None: no statistics
 
 
 class ReportPart(BaseModel):
@@ -109,6 +111,16 @@ class Filtered(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     where: dict[str, Any] = Field(default_factory=dict, description="param -> value or list of values")
+
+
+class Compared(BaseModel):
+    """A table's statistics (harness.report.table_stats): each cell's 95% interval under its row (from
+    the runs' item records; `intervals: false` leaves them out) and, with `baseline` (a row label as
+    shown), a dagger on cells that differ from that row's beyond their paired interval (Holm)."""
+
+    model_config = ConfigDict(extra="forbid")
+    intervals: bool = Field(True, description="print each cell's 95% interval under its row")
+    baseline: str | None = Field(None, description="the row others are compared with (a dagger if differing)")
 
 
 class GridSpec(Filtered):

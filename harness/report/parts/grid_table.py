@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.report.parts.base import Derived, GridSpec, PartContext, TablePart, register_part
+from harness.report.parts.base import Compared, Derived, GridSpec, PartContext, TablePart, register_part
 
 
 @register_part("grid")
-class GridTable(TablePart, GridSpec):
+class GridTable(TablePart, GridSpec, Compared):
     """The grid as a table, best cell in bold; `rename` shows values under other names (as text, e.g.
     "0.1" or "cosine"), `derived_rows` add means / differences of rows, `reference` prints the paper's
     values under a row (row -> {column: value}, both as shown) with the difference."""
@@ -23,4 +23,4 @@ class GridTable(TablePart, GridSpec):
     def latex(self, ctx: PartContext) -> str:
         from harness.report.tables import grid_latex
 
-        return grid_latex(ctx.frame, self, ctx.setting)
+        return grid_latex(ctx.frame, self, ctx.setting, ctx.evidence)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from harness.report.parts.base import Derived, Filtered, PartContext, TablePart, register_part
+from harness.report.parts.base import Compared, Derived, Filtered, PartContext, TablePart, register_part
 
 
 @register_part("runs")
-class RunsTable(TablePart, Filtered):
+class RunsTable(TablePart, Filtered, Compared):
     """One row per label (runs sharing a label, e.g. seeds, are averaged: mean +- std, n), one column per
     metric; `reference` rows print the paper's own numbers under the harness's, with the difference, and
     give the rows the paper's order. `rows` picks labels and their order; `derived_columns` /
@@ -67,4 +67,4 @@ class RunsTable(TablePart, Filtered):
     def latex(self, ctx: PartContext) -> str:
         from harness.report.tables import runs_latex
 
-        return runs_latex(ctx.frame, self, ctx.setting)
+        return runs_latex(ctx.frame, self, ctx.setting, ctx.evidence)

@@ -1,0 +1,62 @@
+"""The report's evidence: each run's per-item record (the `items.parquet` artifact, read from MLflow
+alone) and a row's resampled scores (harness.stats.resample: items only for one seed, seeds then items for
+several), cached for the whole report, so every table, claim and book page of a study shares one set of
+resamples (paired by construction)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from harness.stats.items import ARTIFACT, read_items
+from harness.stats.resample import Resampler, resampled_scores
+
+if TYPE_CHECKING:
+    from harness.tracking import Tracker
+
+
+@dataclass
+class Evidence:
+    """Item records and resampled scores of a study's runs."""
+
+    tracker: Tracker
+    resampler: Resampler = field(default_factory=Resampler)
+    reproduced: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)  # table -> cell -> where
+    _records: dict[str, pd.DataFrame | None] = field(default_factory=dict)
+    _rows: dict[tuple[str, ...], dict[str, np.ndarray]] = field(default_factory=dict)
+
+    def record(self, run_id: str) -> pd.DataFrame | None:
+        """The run's item record, or None where it has none (a run from before records were kept)."""
+        if run_id not in self._records:
+            with tempfile.TemporaryDirectory() as scratch:
+                try:
+                    path = self.tracker.client.download_artifacts(run_id, ARTIFACT, scratch)
+                except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
+                    self._records[run_id] = None
+                else:
+                    self._records[run_id] = read_items(Path(path))
+        return self._records[run_id]
+
+    def resampled(self, run_ids: Sequence[str], metrics: Iterable[str]) -> dict[str, np.ndarray]:
+        """The row's B resampled values of each of `metrics` it can recompute (its runs in seed order;
+        a metric some run has no record for is left out)."""
+        key, metrics = tuple(run_ids), list(dict.fromkeys(metrics))
+        cached = self._rows.setdefault(key, {})
+        missing = [m for m in metrics if m not in cached]
+        records = [self.record(run_id) for run_id in run_ids]
+        if missing and records and all(r is not None for r in records):
+            cached.update(resampled_scores(records, self.resampler, missing))  # type: ignore[arg-type]
+            for metric in missing:
+                cached.setdefault(metric, None)  # type: ignore[arg-type]  # asked, not computable
+        return {m: cached[m] for m in metrics if cached.get(m) is not None}
+
+    def covers(self, run_ids: Sequence[str]) -> str:
+        """What a row's interval covers, for captions: seeds and items, or items only."""
+        k = len(run_ids)
+        return f"seeds and items ({k} seeds)" if k > 1 else "items only, 1 seed"

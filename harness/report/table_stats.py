@@ -1,0 +1,141 @@
+"""The statistics a table prints beside its numbers (docs/statistics.md): each cell's 95% interval, a
+dagger on cells that differ from the spec's `baseline` row beyond their paired interval (Holm over the
+table's comparisons), and, where the runs are at the paper's setting, whether each of the paper's values
+lies inside, above or below the harness's interval (reproduced or not).
+
+A cell is (row label, column header): its runs (one per seed, in seed order) and its metric; a derived
+row or column (a mean or a difference of others) is resampled as the same op over the resamples of the
+cells it is made of, so a "Difference" row gets a paired interval."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from harness.report.evidence import Evidence
+from harness.stats.compare import ALPHA, Difference, holm, interval
+
+Cell = tuple[str, str]
+INSIDE, ABOVE, BELOW = "inside", "above", "below"  # where the paper's value lies against the interval
+
+
+@dataclass
+class TableStats:
+    """What `_render` prints: intervals, daggers and reproduction marks by cell, and the caption's words."""
+
+    intervals: dict[Cell, tuple[float, float]] = field(default_factory=dict)
+    daggers: set[Cell] = field(default_factory=set)
+    reproduced: dict[Cell, str] = field(default_factory=dict)
+    seeds: set[int] = field(default_factory=set)  # the rows' numbers of seeds
+    comparisons: int = 0
+    baseline: str | None = None
+    resamples: int = 0
+
+    def ci(self, label: str, column: str, digits: int) -> str:
+        low_high = self.intervals.get((label, column))
+        return "" if low_high is None else f"[{low_high[0]:.{digits}f}, {low_high[1]:.{digits}f}]"
+
+    def mark(self, label: str, column: str) -> str:
+        return "$^\\dagger$" if (label, column) in self.daggers else ""
+
+    def paper_mark(self, label: str, column: str) -> str:
+        where = self.reproduced.get((label, column))
+        return {ABOVE: "$^\\uparrow$", BELOW: "$^\\downarrow$"}.get(where or "", "")
+
+    def caption(self, baseline_shown: str = "") -> str:
+        """The caption's sentences: what the intervals cover, the daggers, the paper marks."""
+        if not self.intervals:
+            return ""
+        one = 1 in self.seeds
+        covers = " and ".join(
+            (["items only (1 seed: seed noise left out, so the spread is understated)"] if one else [])
+            + [f"seeds and items ({k} seeds, two levels)" for k in sorted(self.seeds - {1})]
+        )
+        text = (
+            f" Under each row, its 95\\% interval: percentile bootstrap, B = {self.resamples}, over {covers};"
+            " docs/statistics.md."
+        )
+        if self.baseline is not None:
+            text += (
+                f" $^\\dagger$: differs from {baseline_shown or self.baseline} beyond the paired 95\\% "
+                f"interval, Holm's correction over the table's {self.comparisons} comparisons."
+            )
+        if self.reproduced:
+            inside = sum(v == INSIDE for v in self.reproduced.values())
+            text += (
+                f" The paper's values: {inside} of {len(self.reproduced)} inside the harness's interval;"
+                " $^\\uparrow$ above it, $^\\downarrow$ below it."
+            )
+        return text
+
+
+Vector = Callable[[str, str], np.ndarray | None]
+
+
+def table_stats(
+    evidence: Evidence,
+    cells: dict[Cell, tuple[list[str], str]],
+    derived: Callable[[Vector, str, str], np.ndarray | None],
+    shown: list[Cell],
+    baseline: str | None,
+    reference: dict[Cell, float],
+) -> TableStats:
+    """Intervals of the `shown` cells (`cells`: a cell's runs and metric; `derived` resamples a derived
+    cell from the others), daggers against `baseline`'s row, and where each `reference` value lies."""
+    stats = TableStats(baseline=baseline, resamples=evidence.resampler.resamples)
+
+    def vector(label: str, column: str) -> np.ndarray | None:
+        if (label, column) in cells:
+            runs, metric = cells[(label, column)]
+            return evidence.resampled(runs, [metric]).get(metric)
+        return derived(vector, label, column)
+
+    for label, column in shown:
+        values = vector(label, column)
+        if values is not None:
+            stats.intervals[(label, column)] = interval(values)
+            if (label, column) in cells:
+                stats.seeds.add(len(cells[(label, column)][0]))
+    for cell, paper in reference.items():
+        if cell in stats.intervals:
+            low, high = stats.intervals[cell]
+            stats.reproduced[cell] = ABOVE if paper > high else BELOW if paper < low else INSIDE
+    if baseline is not None:
+        tested: list[tuple[Cell, Difference]] = []
+        for label, column in shown:
+            ours, theirs = vector(label, column), vector(baseline, column)
+            if label == baseline or ours is None or theirs is None:
+                continue
+            observed = float(np.mean(ours) - np.mean(theirs))
+            tested.append(((label, column), Difference.of(observed, ours - theirs)))
+        _, rejected = holm([d.p for _, d in tested], ALPHA)
+        stats.daggers = {cell for (cell, _), r in zip(tested, rejected, strict=True) if r}
+        stats.comparisons = len(tested)
+    return stats
+
+
+def derived_vector(spec: object) -> Callable[[Vector, str, str], np.ndarray | None]:
+    """A derived cell's resamples: the spec's op (mean, or difference a - b) over the resamples of the
+    cells it is derived from (`derived_rows` over rows, `derived_columns` over columns)."""
+    rows, columns = getattr(spec, "derived_rows", {}), getattr(spec, "derived_columns", {})
+
+    def derived(vector: Vector, label: str, column: str) -> np.ndarray | None:
+        if label in rows:
+            op, parts = rows[label].op, [vector(other, column) for other in rows[label].of]
+        elif column in columns:
+            op, parts = columns[column].op, [vector(label, other) for other in columns[column].of]
+        else:
+            return None
+        if any(part is None for part in parts):
+            return None
+        return np.mean(parts, axis=0) if op == "mean" else parts[0] - parts[1]
+
+    return derived
+
+
+def seed_sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    """The runs in seed order (a row's seeds in one order everywhere: rows pair by seed)."""
+    return frame.sort_values("seed", kind="stable") if "seed" in frame.columns else frame

@@ -1,0 +1,191 @@
+"""The report's statistics end to end on a real MLflow store: runs whose item records and logged scores
+come from known synthetic predictions, a spec with a baseline row and claims; intervals under the rows,
+daggers, the Claims table with a verdict per claim, and the verdicts on the parent run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from harness.metric_names import metrics_of
+from harness.report import spec as spec_module
+from harness.report.build import build_report
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, concat_items, item_rows, write_items
+from harness.stats.resample import Resampler
+from harness.tracking import Tracker
+
+SUBSETS = {"STS12": [300, 200], "STS13": [250], "STS14": [300], "STS15": [250], "STS16": [200]}
+
+
+def _record(noise: float, seed: int) -> pd.DataFrame:
+    """STS12-16 predictions: gold plus noise, so lower noise scores higher; the items are the same for
+    every run (the gold comes from a fixed generator), the noise is the run's."""
+    gold_rng, rng = np.random.default_rng(0), np.random.default_rng(seed)
+    parts = []
+    for task, sizes in SUBSETS.items():
+        for i, n in enumerate(sizes):
+            gold = np.round(gold_rng.uniform(0, 5, n), 1)
+            parts.append(
+                item_rows(task, "sts", gold + noise * rng.normal(size=n), gold, subset=f"{task}.{i}")
+            )
+    return concat_items(parts)
+
+
+def _store(tmp_path: Path, runs: list[tuple[dict, pd.DataFrame]], study: str = "stats_demo") -> Tracker:
+    tracker = Tracker()
+    experiment = tracker.experiment_id(study)
+    parent = tracker.client.create_run(experiment, tags={"harness.role": "study", "profile": "smoke"})
+    for number, (params, record) in enumerate(runs):
+        child = tracker.start_child(experiment, parent.info.run_id, f"trial {number}", {"trial": str(number)})
+        child.log_params(params)
+        child.log_metrics(point_scores(record))
+        child.client.log_artifact(child.run_id, str(write_items(record, tmp_path / str(number) / ARTIFACT)))
+        child.finish()
+    tracker.finish(parent.info.run_id, "FINISHED")
+    return tracker
+
+
+SPEC = {
+    "study": "stats_demo",
+    "title": "statistics demo",
+    "tables": [
+        {"name": "grid", "kind": "grid", "rows": "lambda", "columns": "tau", "metric": "STS12-16.wmean"},
+        {
+            "name": "rows",
+            "kind": "runs",
+            "label": "lambda = {lambda}",
+            "baseline": "lambda = 0.1",
+            "columns": {"STS12": "STS12.spearman_wmean", "Avg.": "STS12-16.wmean"},
+        },
+    ],  # fmt: skip
+    "claims": [
+        {
+            "id": "low_noise_wins",
+            "source": "test",
+            "text": "lambda 0.5 beats lambda 0.1",
+            "metric": "STS12-16.wmean",
+            "better": {"lambda": 0.5},
+            "worse": {"lambda": 0.1},
+            "paper": [70.0, 69.0],
+        },
+        {
+            "id": "wrong_way",
+            "source": "test",
+            "text": "lambda 0.1 beats lambda 0.5",
+            "metric": "STS12-16.wmean",
+            "better": {"lambda": 0.1},
+            "worse": {"lambda": 0.5},
+        },
+        {
+            "id": "twins",
+            "source": "test",
+            "text": "lambda 0.5 beats lambda 0.51",
+            "metric": "STS13.spearman_wmean",
+            "better": {"lambda": 0.5},
+            "worse": {"lambda": 0.51},
+        },
+        {
+            "id": "best_lambda",
+            "kind": "best",
+            "source": "test",
+            "text": "0.5 is best",
+            "metric": "STS12-16.wmean",
+            "by": ["lambda"],
+            "best": {"lambda": 0.5},
+            "among": {"lambda": [0.1, 0.5]},
+        },
+        {
+            "id": "best_twin",
+            "kind": "best",
+            "source": "test",
+            "text": "0.5 is best, 0.51 its twin",
+            "metric": "STS12-16.wmean",
+            "by": ["lambda"],
+            "best": {"lambda": 0.5},
+        },
+        {
+            "id": "unrun",
+            "source": "test",
+            "text": "lambda 0.9 beats 0.1",
+            "metric": "STS12-16.wmean",
+            "better": {"lambda": 0.9},
+            "worse": {"lambda": 0.1},
+        },
+    ],  # fmt: skip
+}
+
+
+@pytest.fixture
+def reports_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    (folder / "stats_demo.yaml").write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    monkeypatch.setattr(spec_module, "REPORTS_DIR", folder)
+    return folder
+
+
+def _runs(seeds: list[int]) -> list[tuple[dict, pd.DataFrame]]:
+    """lambda 0.1 noisy, 0.5 much less so; 0.51 the same predictions as 0.5 (a twin)."""
+    out = []
+    for seed in seeds:
+        record = _record(0.6, 100 + seed)
+        out += [({"lambda": 0.1, "tau": 1.0, "seed": seed}, _record(2.0, seed)),
+                ({"lambda": 0.5, "tau": 1.0, "seed": seed}, record),
+                ({"lambda": 0.51, "tau": 1.0, "seed": seed}, record)]  # fmt: skip
+    return out
+
+
+def test_one_seed_report_has_intervals_daggers_and_verdicts(tmp_path: Path, reports_dir: Path) -> None:
+    tracker = _store(tmp_path, _runs([1]))
+    folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(1000))
+    rows = (folder / "rows.tex").read_text()
+    assert rows.count("\\quad 95\\% interval") == 3  # under each of the three rows
+    assert "items only (1 seed" in rows and "Holm's correction over the table's 4 comparisons" in rows
+    lines = [line for line in rows.splitlines() if line.startswith("$\\lambda$ = 0.5 &")]
+    assert lines and lines[0].count("$^\\dagger$") == 2  # far better than the baseline on both columns
+    assert "$^\\dagger$" not in next(
+        line for line in rows.splitlines() if line.startswith("$\\lambda$ = 0.1 &")
+    )
+    grid = (folder / "grid.tex").read_text()
+    assert "95\\% interval" in grid
+    verdicts = {v.id: v.verdict for v in findings.verdicts}
+    assert verdicts == {"low_noise_wins": "holds", "wrong_way": "reversed", "twins": "inconclusive",
+                        "best_lambda": "holds", "best_twin": "inconclusive", "unrun": "not run"}  # fmt: skip
+    twins = next(v for v in findings.verdicts if v.id == "twins")
+    assert (twins.difference, twins.low, twins.high) == (0.0, 0.0, 0.0)
+    claims = (folder / "claims.tex").read_text()
+    assert "1 reversed" in claims and "best in 100\\% of resamples" in claims
+    twin = next(v for v in findings.verdicts if v.id == "best_twin")  # a tie for the top: both count
+    assert twin.share_best == 1.0 and twin.cells == 3
+    assert "not at the paper" not in claims.lower()  # no paper profile: no setting note on each verdict
+    saved = json.loads((folder / "claims.json").read_text())
+    assert saved["counts"] == {"holds": 2, "reversed": 1, "inconclusive": 2, "not run": 1}
+    parent = tracker.client.get_run(findings.parent_run_id)
+    assert metrics_of(parent)["claims.holds"] == 2 and metrics_of(parent)["claims.reversed"] == 1
+    assert "claims.json" in {a.path for a in tracker.client.list_artifacts(findings.parent_run_id)}
+
+
+def test_three_seeds_give_two_level_intervals(tmp_path: Path, reports_dir: Path) -> None:
+    _store(tmp_path, _runs([1, 2, 3]))
+    folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(1000))
+    rows = (folder / "rows.tex").read_text()
+    assert "seeds and items (3 seeds, two levels)" in rows and "items only" not in rows
+    assert "($n=3$)" in rows
+    assert {v.covers for v in findings.verdicts if v.covers} == {"seeds and items (3 seeds)"}
+
+
+def test_intervals_are_reproducible_and_change_with_the_bootstrap_seed(
+    tmp_path: Path, reports_dir: Path
+) -> None:
+    _store(tmp_path, _runs([1]))
+    first, _ = build_report("stats_demo", None, str(tmp_path / "a"), None, False, Resampler(500, seed=1))
+    again, _ = build_report("stats_demo", None, str(tmp_path / "b"), None, False, Resampler(500, seed=1))
+    other, _ = build_report("stats_demo", None, str(tmp_path / "c"), None, False, Resampler(500, seed=2))
+    assert (first / "rows.tex").read_text() == (again / "rows.tex").read_text()
+    assert (first / "rows.tex").read_text() != (other / "rows.tex").read_text()
