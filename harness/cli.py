@@ -99,6 +99,8 @@ def cli() -> None:
 )
 @worker_options
 @click.option("--no-progress", is_flag=True, help="no progress bars (they show only on a terminal)")
+@click.option("--report", "then_report", is_flag=True,
+              help="then build the study's report and name its claims' verdicts")  # fmt: skip
 def run_study_cmd(
     study: str,
     profile: str | None,
@@ -114,6 +116,7 @@ def run_study_cmd(
     heartbeat: int,
     threads: int | None,
     no_progress: bool,
+    then_report: bool,
 ) -> None:
     """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
     resolved = _load_for_run(study, profile, eval_tasks)
@@ -150,7 +153,9 @@ def run_study_cmd(
         )
     named = f" --profile {resolved.profile}" if resolved.profiles_available else ""
     command = f"harness run-study {study}{named}" + (f" --eval {eval_tasks}" if eval_tasks else "")
-    _study_outcome(resolved, opt, tracking_uri, command)
+    _study_outcome(resolved, opt, tracking_uri, command, then_report)
+    if then_report:
+        _report_after(resolved, tracking_uri)
     failed, skipped = failed_trials(opt)
     for trial in skipped:
         click.echo(f"trial {trial.number} skipped: {trial.user_attrs['skipped']}", err=True)
@@ -221,8 +226,22 @@ def _announce(resolved: ResolvedStudy, profile: str | None) -> None:
         )
 
 
+def _report_after(resolved: ResolvedStudy, tracking_uri: str | None) -> None:
+    """`run-study --report`: the study's report, and its claims' verdicts as the closing lines."""
+    from harness.report.build import build_report
+
+    try:
+        folder, findings = build_report(resolved.name, tracking_uri, "reports/build", resolved.profile)
+    except HarnessError as exc:
+        click.echo(f"report not built: {exc}", err=True)
+        return
+    click.echo(f"report: {folder}")
+    for line in findings.lines():
+        click.echo(line)
+
+
 def _study_outcome(
-    resolved: ResolvedStudy, opt: optuna.Study, tracking_uri: str | None, command: str
+    resolved: ResolvedStudy, opt: optuna.Study, tracking_uri: str | None, command: str, reported: bool = False
 ) -> None:
     """The end of a study: trials done, the best trial, where the report and the UI are, what next."""
     import math
@@ -241,7 +260,8 @@ def _study_outcome(
     uri = resolve_tracking_uri(tracking_uri)
     url = experiment_url(uri, str(opt.user_attrs.get("mlflow_experiment_id", "")))
     click.echo(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}")
-    click.echo(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
+    if not reported:
+        click.echo(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
     click.echo(f"resume or finish later with the same command: `{command}`")
 
 
@@ -563,11 +583,23 @@ def methods_cmd(only: str | None, run_fields: bool) -> None:
     "--steps", default=2, show_default=True, type=click.IntRange(min=1), help="timed steps per distinct stage"
 )
 @click.option("--data-dir", help=DATA_HELP)
+@click.option("--seeds", type=click.IntRange(min=1),
+              help="K: what K seeds per row cost, and the smallest difference each claim could detect with "
+                   "them (80% power), from the study's finished runs")  # fmt: skip
+@click.option("--tracking-uri", help=TRACKING_HELP)
 def plan_cmd(
-    study: str | None, profile: str | None, every: bool, device: str, steps: int, data_dir: str | None
+    study: str | None,
+    profile: str | None,
+    every: bool,
+    device: str,
+    steps: int,
+    data_dir: str | None,
+    seeds: int | None,
+    tracking_uri: str | None,
 ) -> None:
     """What STUDY costs before it runs: per trial the steps, dev evaluations, texts encoded and an estimated
-    time from a short calibration on DEVICE (GPU-hours on a GPU). Offline; writes nothing to the stores."""
+    time from a short calibration on DEVICE (GPU-hours on a GPU). Offline; writes nothing to the stores.
+    With --seeds K, also how small a difference each of its claims could detect with K seeds."""
     from harness.study_spec import STUDIES_DIR, load_study
 
     if every == bool(study):
@@ -584,7 +616,31 @@ def plan_cmd(
     from harness.device import pick_device
 
     calibrator = Calibrator(pick_device(device), steps)
+    if seeds is not None:
+        if every:
+            raise click.UsageError("--seeds sizes one study: give a STUDY, not --all")
+        _seed_plan(studies[0], seeds, resolve_data_dir(data_dir), calibrator, tracking_uri)
+        return
     for line in plan_lines(studies, resolve_data_dir(data_dir), calibrator):
+        click.echo(line)
+
+
+def _seed_plan(
+    study: ResolvedStudy, seeds: int, data_dir: Path, calibrator: object, tracking_uri: str | None
+) -> None:
+    """`plan STUDY --seeds K`: the plan, K seeds' cost, and each claim's detectable difference with K."""
+    from harness.cost_plan import gpu_hours, duration, study_plan
+    from harness.report.evidence import Evidence
+    from harness.report.power import power_lines
+    from harness.tracking import Tracker, require_store
+
+    lines, total = study_plan(study, data_dir, calibrator)  # type: ignore[arg-type]
+    for line in lines:
+        click.echo(line)
+    planned = len(study.grid().get("seed", [None]))  # the seeds the profile runs now
+    cost = f"~{duration(total / planned * seeds)}{gpu_hours(total / planned * seeds, calibrator)}"  # type: ignore[arg-type]
+    tracker = Tracker(require_store(tracking_uri))
+    for line in power_lines(study.name, study.profile, tracker, seeds, Evidence(tracker), cost):
         click.echo(line)
 
 

@@ -80,11 +80,11 @@ def study_plan(study: ResolvedStudy, data_dir: Path, calibrator: Calibrator) -> 
         total += cost.seconds * repeat
         lines.append(trial_line(number, values, cost, shared))
     gap = f" ({missing} trial(s) not estimated)" if missing else ""
-    lines.append(f"  study total: ~{duration(total)}{_gpu_hours(total, calibrator)}{gap}")
+    lines.append(f"  study total: ~{duration(total)}{gpu_hours(total, calibrator)}{gap}")
     return lines, total
 
 
-def _gpu_hours(seconds: float, calibrator: Calibrator) -> str:
+def gpu_hours(seconds: float, calibrator: Calibrator) -> str:
     return f" = {seconds / 3600:.2f} GPU-hours" if calibrator.device.type == "cuda" else ""
 
 
@@ -98,6 +98,6 @@ def plan_lines(studies: list[ResolvedStudy], data_dir: Path, calibrator: Calibra
         total += seconds
         yield from lines
     if len(studies) > 1:
-        yield f"book total ({len(studies)} studies): ~{duration(total)}{_gpu_hours(total, calibrator)}"
+        yield f"book total ({len(studies)} studies): ~{duration(total)}{gpu_hours(total, calibrator)}"
     yield (f"calibration took {duration(time.perf_counter() - start)}; not timed: transfer classifier fits, "
            "tokenization, MLflow logging, process start-up")  # fmt: skip

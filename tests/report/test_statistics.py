@@ -189,3 +189,44 @@ def test_intervals_are_reproducible_and_change_with_the_bootstrap_seed(
     other, _ = build_report("stats_demo", None, str(tmp_path / "c"), None, False, Resampler(500, seed=2))
     assert (first / "rows.tex").read_text() == (again / "rows.tex").read_text()
     assert (first / "rows.tex").read_text() != (other / "rows.tex").read_text()
+
+
+def test_plan_seeds_sizes_each_claim_from_the_finished_seeds(tmp_path: Path, reports_dir: Path) -> None:
+    from harness.report.evidence import Evidence
+    from harness.report.power import power_lines
+    from harness.stats.power import detectable_difference
+    from harness.study_runs import trial_frame
+
+    tracker = _store(tmp_path, _runs([1, 2, 3]))
+    evidence = Evidence(tracker, Resampler(500))
+    two, ten = (power_lines("stats_demo", None, tracker, k, evidence, "cost") for k in (2, 10))
+    assert two[0].startswith("with 2 seed(s) per row: cost;") and "3 seed(s)" in two[0]
+    line = next(line for line in two if line.startswith("  low_noise_wins"))
+    # by hand: per-seed differences of the logged score, and one seed's paired item variance (averaged)
+    frame, _ = trial_frame(tracker, "stats_demo")
+    a, b = (frame[frame["lambda"] == v].sort_values("seed") for v in (0.5, 0.1))
+    differences = a["STS12-16.wmean"].to_numpy() - b["STS12-16.wmean"].to_numpy()
+    items = [
+        np.var(
+            evidence.resampled([ra], ["STS12-16.wmean"])["STS12-16.wmean"]
+            - evidence.resampled([rb], ["STS12-16.wmean"])["STS12-16.wmean"],
+            ddof=1,
+        )
+        for ra, rb in zip(a.run_id, b.run_id, strict=True)
+    ]
+    expected = detectable_difference(float(np.mean(items)), float(np.var(differences, ddof=1)), 2)
+    assert f"(STS12-16.wmean): {expected:.2f}; the paper's difference +1.00" in line
+    assert float(line.split(": ")[1].split(";")[0]) > float(
+        next(line for line in ten if line.startswith("  low_noise_wins")).split(": ")[1].split(";")[0]
+    )
+    assert any("unrun: not estimated" in line for line in two)
+
+
+def test_plan_seeds_with_one_seed_gives_the_items_floor(tmp_path: Path, reports_dir: Path) -> None:
+    from harness.report.evidence import Evidence
+    from harness.report.power import power_lines
+
+    tracker = _store(tmp_path, _runs([1]))
+    lines = power_lines("stats_demo", None, tracker, 3, Evidence(tracker, Resampler(300)), "cost")
+    assert any(line.startswith("  low_noise_wins") and ">=" in line and "seed noise unknown" in line
+               for line in lines)  # fmt: skip
