@@ -440,6 +440,7 @@ def tasks_cmd() -> None:
               help="bootstrap resamples B of each interval (docs/statistics.md)")  # fmt: skip
 @click.option("--bootstrap-seed", default=BOOTSTRAP_SEED, show_default=True, type=int,
               help="the bootstrap's seed: the same seed, the same intervals")  # fmt: skip
+@click.option("--no-statistics", is_flag=True, help="the numbers alone: no intervals, no claims' verdicts")
 def report_cmd(
     study: str | None,
     book: bool,
@@ -449,6 +450,7 @@ def report_cmd(
     no_pdf: bool,
     resamples: int,
     bootstrap_seed: int,
+    no_statistics: bool,
 ) -> None:
     """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book;
     every cell with its 95% interval, every paper claim with its verdict (docs/statistics.md)."""
@@ -459,7 +461,7 @@ def report_cmd(
         raise HarnessError("name one STUDY or give --all (the book of every study), not both or neither")
     resampler = Resampler(resamples, bootstrap_seed)
     if book:
-        built = build_book(tracking_uri, out, profile, pdf=not no_pdf, resampler=resampler)
+        built = build_book(tracking_uri, out, profile, not no_pdf, resampler, statistics=not no_statistics)
         total = len(built.built) + len(built.not_run)
         pdf_path = built.folder / "book.pdf"
         written = pdf_path if pdf_path.exists() else built.folder / "book.tex"
@@ -473,7 +475,9 @@ def report_cmd(
                 click.echo(f"  {command}")
         return
     _plain("study name", study)
-    folder, findings = build_report(study, tracking_uri, out, profile, pdf=not no_pdf, resampler=resampler)
+    folder, findings = build_report(
+        study, tracking_uri, out, profile, not no_pdf, resampler, statistics=not no_statistics
+    )
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
         click.echo(f"  {path.name}")
@@ -629,7 +633,7 @@ def _seed_plan(
     study: ResolvedStudy, seeds: int, data_dir: Path, calibrator: object, tracking_uri: str | None
 ) -> None:
     """`plan STUDY --seeds K`: the plan, K seeds' cost, and each claim's detectable difference with K."""
-    from harness.cost_plan import gpu_hours, duration, study_plan
+    from harness.cost_plan import duration, gpu_hours, study_plan
     from harness.report.evidence import Evidence
     from harness.report.power import power_lines
     from harness.tracking import Tracker, require_store

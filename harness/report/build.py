@@ -44,10 +44,12 @@ def write_study(
     profile: str | None,
     prefix: str = "",
     resampler: Resampler | None = None,
+    statistics: bool = True,
 ) -> tuple[str, StudyFindings]:
     """Write the study's tables (.tex), figures (.png), claims (claims.tex, claims.json) and runs.csv
     into `folder`; return the LaTeX body that includes them (paths prefixed with `prefix`, the folder as
-    seen from the document) and what the statistics found (claims' verdicts, cells reproduced)."""
+    seen from the document) and what the statistics found (claims' verdicts, cells reproduced); without
+    `statistics`, the numbers alone (no intervals, no claims)."""
     frame, parent = trial_frame(tracker, study, profile)
     spec = load_spec(study, list(frame.columns), varying_params(frame))
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
@@ -57,8 +59,8 @@ def write_study(
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
-    evidence = Evidence(tracker, resampler or Resampler())
-    missing = [run_id for run_id in frame.run_id if evidence.record(run_id) is None]
+    evidence = Evidence(tracker, resampler or Resampler()) if statistics else None
+    missing = [run_id for run_id in frame.run_id if evidence and evidence.record(run_id) is None]
     if missing:
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
                      "before the harness kept them): their cells have no interval.")  # fmt: skip
@@ -69,7 +71,11 @@ def write_study(
         except HarnessError as exc:  # e.g. a smoke profile that does not evaluate what this part shows
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
-    findings = StudyFindings.of(study, spec, frame, evidence, setting)
+    findings = (
+        StudyFindings.of(study, spec, frame, evidence, setting)
+        if evidence
+        else StudyFindings(study, spec.paper)
+    )
     if findings.verdicts:
         (folder / "claims.tex").write_text(findings.latex(), encoding="utf-8")
         (folder / "claims.json").write_text(findings.json(), encoding="utf-8")
@@ -108,13 +114,16 @@ def build_report(
     profile: str | None,
     pdf: bool = True,
     resampler: Resampler | None = None,
+    statistics: bool = True,
 ) -> tuple[Path, StudyFindings]:
     """Write the study's tables (.tex), figures (.png), claims, runs.csv and, with pdflatex, report.pdf;
     then put the claims' verdicts on the study's parent run (artifact and metrics)."""
     tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / study
     with staged(target.parent, f".{study}-", "the report") as staging:
-        body, findings = write_study(study, tracker, staging, profile, resampler=resampler)
+        body, findings = write_study(
+            study, tracker, staging, profile, resampler=resampler, statistics=statistics
+        )
         title = escape_latex(load_spec(study).title)
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
@@ -164,6 +173,7 @@ def build_book(
     profile: str | None,
     pdf: bool = True,
     resampler: Resampler | None = None,
+    statistics: bool = True,
 ) -> Book:
     """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
     subsection per study that has runs (its spec's title), each study's files in its own folder; the
@@ -179,7 +189,9 @@ def build_book(
         for study, spec in specs.items():
             (staging / study).mkdir()
             try:
-                body, findings = write_study(study, tracker, staging / study, profile, f"{study}/", resampler)
+                body, findings = write_study(
+                    study, tracker, staging / study, profile, f"{study}/", resampler, statistics
+                )
             except HarnessError:  # no runs (or none finished) in this store
                 (staging / study).rmdir()
                 book.not_run[study] = run_command(study, profile)
