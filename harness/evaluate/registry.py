@@ -4,7 +4,8 @@ aggregates (`STS.avg`, ...) are declared by name with their member tasks, so a n
 what an existing aggregate means.
 
 A task is: a loader `(data_dir, text_variant) -> data`, the sentences of that data, a scorer
-`(data, embeddings, options) -> {score: value}`, its main score, its splits and a kind."""
+`(data, embeddings, options) -> {score: value}`, its main score, its splits, a kind, and the names of the
+scores its scorer returns (what a run logs as `<task>.<score>`: harness.report.produced)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ class Task:
     main_score: str
     splits: tuple[str, ...]
     description: str = ""
+    # the numeric scores the scorer returns, `n` (a count, not logged) aside: the metric names a run
+    # logs for the task are `<task>.<score>` (harness.evaluate.suite.flat_metrics)
+    scores: tuple[str, ...] = ()
 
     @property
     def aggregates(self) -> tuple[str, ...]:
@@ -79,13 +83,20 @@ def register_task(
     main_score: str,
     splits: tuple[str, ...],
     description: str = "",
+    scores: tuple[str, ...] | None = None,
 ) -> Callable[[Loader], Loader]:
-    """Decorator on a task's loader: `@register_task("STS12", kind="sts", ...)`."""
+    """Decorator on a task's loader: `@register_task("STS12", kind="sts", ...)`. `scores`: the numeric
+    scores the scorer returns (`n` aside), by default its main score alone."""
 
     def decorate(loader: Loader) -> Loader:
         if name in _TASKS:
             raise ValueError(f"evaluation task {name!r} is registered twice")
-        _TASKS[name] = Task(name, kind, loader, sentences, scorer, main_score, splits, description)
+        declared = tuple(scores) if scores is not None else (main_score,)
+        if main_score not in declared:
+            raise ValueError(
+                f"evaluation task {name!r}: its main score {main_score!r} is not among its scores"
+            )
+        _TASKS[name] = Task(name, kind, loader, sentences, scorer, main_score, splits, description, declared)
         return loader
 
     return decorate

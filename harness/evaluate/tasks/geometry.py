@@ -22,6 +22,7 @@ def _score(subsets: Sequence[STSPairs], embeddings: dict, options: ScoreOptions)
 @register_task(
     GEOMETRY, kind="geometry", sentences=pair_sentences, scorer=_score, main_score="uniformity",
     splits=("dev",), description="alignment (pairs with gold >= 4), uniformity: STS-B dev",
+    scores=("alignment", "uniformity", "n_pos"),  # harness.evaluate.geometry.geometry's, `n` aside
 )  # fmt: skip
 def load_geometry(data_dir: Path, variant: str) -> tuple[STSPairs, ...]:
     return load_sts_task(data_dir, "STSBenchmark", variant, "dev")  # type: ignore[arg-type]

@@ -13,6 +13,8 @@ from harness.evaluate.registry import ScoreOptions, declare_aggregate, declare_s
 from harness.evaluate.sts import STS_TASKS, load_sts_task, score_task
 
 STS_TEST = STS_TASKS  # the seven test sets, named once in harness.evaluate.sts
+# the scores of harness.evaluate.sts.score_task (`n` and the per-subset `subsets` are not logged)
+SCORES = ("spearman", "pearson", "spearman_mean", "spearman_wmean")
 
 
 def pair_sentences(subsets: Sequence[STSPairs]) -> Iterable[str]:
@@ -32,7 +34,7 @@ for _name in (*STS_TEST, "STSBenchmark-dev", "STSBenchmark-train"):
     _task, _split = ("STSBenchmark", SPLITS[_name]) if _name in SPLITS else (_name, "test")
     register_task(
         _name, kind="sts", sentences=pair_sentences, scorer=score, main_score="spearman", splits=(_split,),
-        description=f"{_task} {_split}: cosine Spearman x 100",
+        description=f"{_task} {_split}: cosine Spearman x 100", scores=SCORES,
     )(partial(_load, _task, _split))  # fmt: skip
 
 declare_aggregate("STS.avg", STS_TEST, "spearman", "mean Spearman of STS12-16, STS-B test, SICK-R test")

@@ -38,6 +38,7 @@ for _name in TRANSFER_TASKS:
     register_task(
         _name, kind="classification", sentences=labelled_sentences, scorer=_scorer(_name), main_score="acc",
         splits=SPLITS.get(_name, ("all",)), description=f"SentEval {_name}: logistic-regression accuracy",
+        scores=("acc", "devacc", "f1") if _name == "MRPC" else ("acc", "devacc"),  # evaluate_transfer's
     )(lambda data_dir, variant, task=_name: _read(data_dir, task))  # fmt: skip
 
 declare_aggregate("transfer.avg", TRANSFER_TASKS, "acc", "mean accuracy of the eight transfer tasks")
