@@ -342,7 +342,12 @@ def worker_cmd(
     help="transfer tasks: scikit-learn's logistic regression, or SentEval's PyTorch one with its "
     "prototyping (Liao's) or default (adam) settings",
 )
-@click.option("--json", "json_path", help="write the results as JSON to this file")
+@click.option(
+    "--json",
+    "json_path",
+    help="write the results as JSON to this file, and each scored item's prediction beside it "
+    "(r.json: r.items.parquet)",
+)
 @click.option("--mlflow", "to_mlflow", is_flag=True, help="log the results into an MLflow run")
 @click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
 @click.option("--tracking-uri", help=TRACKING_HELP)
@@ -375,7 +380,8 @@ def eval_cmd(
 ) -> None:
     """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
     from harness.device import describe
-    from harness.eval_run import format_table, log_eval, run_eval, write_json
+    from harness.eval_run import format_table, items_path, log_eval, run_eval, write_json
+    from harness.evaluate.items import collected
     from harness.evaluate.suite import resolve_tasks
     from harness.faults import pause_at
     from harness.model.save import saved_settings
@@ -384,6 +390,7 @@ def eval_cmd(
     pooler = pooler or str(saved.get("pooling", "model"))
     max_seq_length = max_seq_length or saved.get("max_seq_length")  # type: ignore[assignment]
     names = resolve_tasks(tasks, suite)
+    records: list = []  # each task's per-item record (harness.evaluate.items)
     results, settings = run_eval(
         model,
         names,
@@ -398,7 +405,9 @@ def eval_cmd(
         not no_cache,
         not no_progress,
         classifier,
+        records,
     )
+    record = collected(records)
     click.echo(format_table(results))
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
     pause_at("eval_scored")
@@ -406,10 +415,11 @@ def eval_cmd(
     assert isinstance(parts, dict)
     click.echo("time: " + ", ".join(f"{part} {value:.1f} s" for part, value in parts.items()))
     if json_path:
-        write_json(results, settings, json_path)
-        click.echo(f"results written to {json_path}")
+        write_json(results, settings, json_path, record)
+        beside = f" (per-item predictions: {items_path(json_path)})" if record is not None else ""
+        click.echo(f"results written to {json_path}{beside}")
     if to_mlflow:
-        run_id = log_eval(results, settings, experiment, tracking_uri)
+        run_id = log_eval(results, settings, experiment, tracking_uri, record)
         click.echo(f"logged to MLflow run {run_id} in experiment {experiment!r}")
 
 

@@ -1,6 +1,8 @@
 """`harness eval`: evaluate one model on chosen tasks, print a table, write JSON, optionally log to MLflow.
 
 Results are written only after every task has been scored, so a bad data file leaves no JSON and no run.
+The per-item record of the scored tasks (harness.stats.items) goes with them: beside the JSON as
+`<name>.items.parquet`, and into the MLflow run as the artifact `items.parquet`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.data.paths import resolve_data_dir
 from harness.device import DTYPES, hardware_tags, pick_device
@@ -17,6 +20,9 @@ from harness.evaluate.cache import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 from harness.model.encoder import Encoder
 from harness.tracking import Tracker, git_commit
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = (
     "spearman",
@@ -45,10 +51,11 @@ def run_eval(
     cache: bool = True,
     progress: bool = True,
     classifier: str = "sklearn",
+    items: list[pd.DataFrame] | None = None,
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
     """(results per task, the settings that produced them: the run's options plus `hardware`, the
     resolved precision and what it ran on, see `harness.device.hardware_tags`, and `seconds_by_part`,
-    the encoding's and each task's scoring's wall time)."""
+    the encoding's and each task's scoring's wall time); `items` gets each task's per-item record."""
     root = resolve_data_dir(data_dir)
     chosen = pick_device(device)
     hardware = hardware_tags(chosen, precision)
@@ -56,7 +63,7 @@ def run_eval(
     encoder = Encoder(model, pooler, max_length).to(chosen)
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
     start, parts = time.perf_counter(), {}
-    results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts)  # type: ignore[arg-type]
+    results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items)  # type: ignore[arg-type]
     settings = {
         "model": model, "pooler": pooler, "embedding": encoder.embedding, "text": text, "preset": preset,
         "classifier": classifier,
@@ -80,21 +87,47 @@ def format_table(results: dict[str, dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def write_json(results: dict[str, dict[str, object]], settings: dict[str, object], path: str) -> None:
-    """Write `{"results": {task: scores}, "settings": {...}}` atomically: a complete file or none."""
+def items_path(json_path: str | Path) -> Path:
+    """Where the per-item record goes beside the results JSON: `r.json` -> `r.items.parquet`."""
+    return Path(json_path).with_suffix(".items.parquet")
+
+
+def write_json(
+    results: dict[str, dict[str, object]],
+    settings: dict[str, object],
+    path: str,
+    items: pd.DataFrame | None = None,
+) -> None:
+    """Write `{"results": {task: scores}, "settings": {...}}` atomically: a complete file or none; with
+    `items`, the record first (`items_path`, atomically too) and the JSON last, so a JSON on disk always
+    has its record beside it, and a failure leaves neither."""
+    from harness.stats.items import write_items
+
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if items is not None:
+        write_items(items, items_path(target))
     handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    with os.fdopen(handle, "w") as out:
-        json.dump({"results": results, "settings": settings}, out, indent=2)
-    os.replace(tmp, target)
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump({"results": results, "settings": settings}, out, indent=2)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        if items is not None:
+            items_path(target).unlink(missing_ok=True)
+        raise
 
 
 def log_eval(
-    results: dict[str, dict[str, object]], settings: dict[str, object], experiment: str, uri: str | None
+    results: dict[str, dict[str, object]],
+    settings: dict[str, object],
+    experiment: str,
+    uri: str | None,
+    items: pd.DataFrame | None = None,
 ) -> str:
     """One FINISHED MLflow run: the settings as params, the hardware as tags, every score as a metric
-    (and `seconds.<part>`, the wall times), the results JSON."""
+    (and `seconds.<part>`, the wall times), the results JSON, and the per-item record `items.parquet`."""
     tracker = Tracker(uri)
     experiment_id = tracker.experiment_id(experiment)
     hardware = settings["hardware"]
@@ -107,6 +140,8 @@ def log_eval(
         assert isinstance(times, dict)
         run.log_metrics({**flat_metrics(results), **{f"seconds.{k}": v for k, v in times.items()}})
         run.log_text(json.dumps(results, indent=2), "results.json")
+        if items is not None:
+            run.log_items(items)
     except BaseException as exc:
         run.finish("FAILED", f"{type(exc).__name__}: {exc}")
         raise

@@ -194,6 +194,15 @@ class LoggedRun:
             np.save(path, array, allow_pickle=False)
             self.client.log_artifact(self.run_id, str(path))
 
+    def log_items(self, frame: Any) -> None:
+        """A final evaluation's per-item record (a DataFrame, harness.stats.items) as the artifact
+        `items.parquet`: written whole into a scratch folder, then uploaded, so the run never holds part
+        of one (read back with `read_items`)."""
+        from harness.stats.items import ARTIFACT, write_items
+
+        with tempfile.TemporaryDirectory() as scratch:
+            self.client.log_artifact(self.run_id, str(write_items(frame, Path(scratch) / ARTIFACT)))
+
     def set_tag(self, key: str, value: str) -> None:
         self.client.set_tag(self.run_id, key, value)
 

@@ -231,6 +231,9 @@ def _train_and_evaluate(
         step=outcome.steps,
     )
     run.log_text(json.dumps(results, indent=2), "results.json")
+    record = objective.items()
+    if record is not None:  # every final score recomputable from its items (report intervals)
+        run.log_items(record)
     for name, array in objective.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
         run.log_array(array, name)
     if config.save_model or ctx.keep_model(outcome.best_dev):

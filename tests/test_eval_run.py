@@ -1,4 +1,5 @@
-"""`harness eval`: the JSON shape, MLflow logging, the cache, and nothing written on bad data."""
+"""`harness eval`: the JSON shape, the per-item record beside it and in MLflow, the cache, and nothing
+written on bad data, on an interrupt or on a failed write."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import numpy as np
 import pytest
 import torch
 
+from harness.eval_run import items_path, write_json
 from harness.evaluate.cache import EmbeddingCache, fingerprint
-from harness.evaluate.suite import SentenceEncoder
+from harness.evaluate.suite import SentenceEncoder, flat_metrics
 from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, item_rows, read_items
 from harness.tracking import Tracker
 from tests.helpers import harness_here
 
@@ -59,6 +63,18 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     assert metrics["MRPC.f1"] == pytest.approx(data["MRPC"]["f1"])
     assert metrics["AlignUniform.uniformity"] == pytest.approx(data["AlignUniform"]["uniformity"])
     assert metrics["seconds.MRPC"] == parts["MRPC"] and "seconds_by_part" not in runs[0].data.params
+    # the per-item record beside the JSON (r.items.parquet) and in the run: every score given back
+    beside = tmp_path / "r.items.parquet"
+    assert f"results written to {out} (per-item predictions: {beside})" in result.stdout
+    record = read_items(beside)
+    assert list(record.task.unique()) == ["STS12", "STSBenchmark", "MRPC"]  # AlignUniform has none
+    logged = flat_metrics(data)
+    for name, value in point_scores(record).items():
+        assert value == (logged[name] if name.startswith("MRPC") else pytest.approx(logged[name], abs=1e-9))
+    stored = read_items(
+        Path(tracker.client.download_artifacts(runs[0].info.run_id, ARTIFACT, str(tmp_path / "d")))
+    )
+    assert stored.equals(record)
 
 
 def test_malformed_data_writes_no_json_and_no_run(tiny_bert: Path, tmp_path: Path, data_dir: Path) -> None:
@@ -82,7 +98,7 @@ def test_malformed_data_writes_no_json_and_no_run(tiny_bert: Path, tmp_path: Pat
     )
     assert result.returncode == 2
     assert "STS.gs.x.txt:2: score 'abc' is not a number" in result.stderr
-    assert not out.exists()
+    assert not out.exists() and not items_path(out).exists()
     experiment = Tracker().client.get_experiment_by_name("eval")
     assert experiment is None or not Tracker().client.search_runs([experiment.experiment_id])
 
@@ -139,8 +155,28 @@ def test_an_interrupted_eval_writes_nothing_and_does_not_promise_a_resume(
     said = proc.output()
     assert proc.returncode == INTERRUPTED_EXIT, said
     assert said.strip().splitlines()[-1] == "interrupted" and "Traceback" not in said
-    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+    assert not out.exists() and not items_path(out).exists() and not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob(".*.tmp"))  # nor a half-written record
     tracker = Tracker()
     assert tracker.client.get_experiment_by_name("eval") is None or not tracker.client.search_runs(
         [tracker.client.get_experiment_by_name("eval").experiment_id]
     )
+
+
+def test_a_failed_json_write_leaves_neither_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record is written first, the JSON last: a JSON that cannot be written takes its record (and
+    every temporary file) with it, so a JSON on disk always has its record beside it."""
+    record = item_rows("STSBenchmark", "sts", [0.1, 0.5, 0.9], [1.0, 2.0, 3.0])
+    out = tmp_path / "r.json"
+    write_json({"STSBenchmark": {"spearman": 100.0}}, {}, str(out), record)
+    assert read_items(items_path(out)).equals(record) and out.exists()
+    out.unlink()
+    items_path(out).unlink()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(json, "dump", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_json({"STSBenchmark": {"spearman": 100.0}}, {}, str(out), record)
+    assert not list(tmp_path.iterdir())

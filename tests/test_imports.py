@@ -121,7 +121,7 @@ LAYERS = [
      "registry", "config"},
     {"data", "losses"},
     {"model"},
-    {"train", "evaluate"},
+    {"train", "evaluate", "stats"},  # stats: the per-item record evaluate writes, scored by its registry
     {"stages"},
     {"objectives"},
     {"methods"},

@@ -7,13 +7,18 @@ import signal
 import time
 from pathlib import Path
 
+import numpy as np
 import optuna
 import pytest
+from scipy.stats import spearmanr
 
+from harness.evaluate.sts import STS_TASKS
 from harness.metric_names import history, metrics_of
 from harness.recovery import MLFLOW_RUN
 from harness.report.build import build_report
 from harness.runner import run_study
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, read_items
 from harness.study import open_storage
 from harness.study_spec import load_study
 from harness.tracking import Tracker
@@ -64,7 +69,8 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
         trial = opt.trials[int(tags["trial"])]
         assert trial.value == pytest.approx(max(m.value for m in dev))
         artifacts = {a.path for a in tracker.client.list_artifacts(child.info.run_id)}
-        assert {"config.yaml", "results.json"} <= artifacts
+        assert {"config.yaml", "results.json", ARTIFACT} <= artifacts
+        _check_items(tracker, child, metrics, tmp_path / child.info.run_id)
 
     folder, _ = build_report("lambda_tau_sweep", None, str(tmp_path / "build"), None, pdf=False)
     grid = (folder / "grid_sts_avg.tex").read_text()
@@ -81,6 +87,25 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
     assert f"\\textbf{{{best:.2f}}}" in grid
     assert (folder / "heatmap_sts_avg.png").stat().st_size > 1000
     assert not list((tmp_path / "build").glob(".*"))  # no staging leftovers
+
+
+def _check_items(tracker: Tracker, child: object, metrics: dict[str, float], scratch: Path) -> None:
+    """The trial's per-item record, read back from MLflow alone: the seven STS test sets; scipy's Spearman
+    of STS-B's stored cosines x 100 is the logged score, STS12's size-weighted mean of its subsets'
+    Spearmans its logged `spearman_wmean` (to 1e-12), and every score harness.stats recomputes from the
+    record is the logged one."""
+    record = read_items(Path(tracker.client.download_artifacts(child.info.run_id, ARTIFACT, str(scratch))))
+    assert list(record.task.unique()) == list(STS_TASKS)
+    stsb = record[record.task == "STSBenchmark"]
+    spearman = 100 * spearmanr(stsb.prediction, stsb.gold).statistic
+    assert spearman == pytest.approx(metrics["STSBenchmark.spearman"], abs=1e-12)
+    sts12 = [part for _, part in record[record.task == "STS12"].groupby("subset", sort=False)]
+    spearmans = np.array([100 * spearmanr(p.prediction, p.gold).statistic for p in sts12])
+    sizes = np.array([len(p) for p in sts12], dtype=np.float64)
+    wmean = (spearmans * sizes).sum() / sizes.sum()
+    assert wmean == pytest.approx(metrics["STS12.spearman_wmean"], abs=1e-12)
+    for name, value in point_scores(record).items():
+        assert value == pytest.approx(metrics[name], abs=1e-9), name
 
 
 def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: Path) -> None:

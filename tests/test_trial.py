@@ -1,12 +1,17 @@
-"""Same seed, same config, CPU: two runs give identical metrics."""
+"""Same seed, same config, CPU: two runs give identical metrics, and the per-item record of the final
+evaluation gives them back."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from harness.metric_names import metrics_of
 from harness.runner import run_study
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, read_items
 from harness.study_spec import load_study
+from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
 
 
@@ -21,6 +26,18 @@ def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
         metrics.append({k: v for k, v in metrics_of(run).items() if k != "train.seconds"})
     assert metrics[0] == metrics[1]
     assert "dev.overall" in metrics[0] and len(metrics[0]) > 10
+    # the final dev predictions, read back from MLflow alone, give back the final scores (results.json)
+    client = Tracker().client
+    record = read_items(Path(client.download_artifacts(run.info.run_id, ARTIFACT, str(tmp_path))))
+    results = json.loads(
+        Path(client.download_artifacts(run.info.run_id, "results.json", str(tmp_path))).read_text()
+    )
+    assert list(record.task.unique()) == ["sst", "quora", "sts"]
+    final = {f"dev.{name}": value for name, value in results["scores"].items()}
+    recomputed = point_scores(record)
+    assert recomputed == {name: pytest.approx(value, abs=1e-9) for name, value in final.items()}
+    for accuracy in ("dev.sst.acc", "dev.quora.acc"):  # to the last bit
+        assert recomputed[accuracy] == final[accuracy]
 
 
 @pytest.mark.slow

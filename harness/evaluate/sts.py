@@ -3,6 +3,8 @@
 STS12-16 are scored per subset and aggregated three ways: `all` (one correlation over the pooled pairs
 of every subset: what SimCSE reports and MTEB computes), `mean` (plain mean over subsets) and `wmean`
 (mean weighted by subset size: SentEval's). STS-B and SICK-R have one subset, so all three coincide.
+Each pair's cosine, beside its gold score and subset, is the task's per-item record (protocol `sts`,
+harness.stats.items), from which all of these are recomputed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.data.senteval import STS_YEARS, STSPairs, Variant, read_sick, read_sts_year, read_stsb
+from harness.evaluate.items import ITEMS
 
 STS_TASKS: tuple[str, ...] = (*(f"STS{y}" for y in STS_YEARS), "STSBenchmark", "SICKRelatedness")
 
@@ -57,8 +60,11 @@ def pair_similarities(pairs: STSPairs, embeddings: Embeddings) -> np.ndarray:
     return cosine(left, right)
 
 
-def score_task(subsets: Sequence[STSPairs], embeddings: Embeddings) -> dict[str, object]:
-    """One task's scores: `all` as spearman / pearson, plus spearman_mean, spearman_wmean, subsets."""
+def score_task(
+    subsets: Sequence[STSPairs], embeddings: Embeddings, task: str | None = None
+) -> dict[str, object]:
+    """One task's scores: `all` as spearman / pearson, plus spearman_mean, spearman_wmean, subsets; given
+    the `task`'s name, also its per-item record under ITEMS (each subset's pairs in the file's order)."""
     sims = [pair_similarities(s, embeddings) for s in subsets]
     per_subset = {
         s.name: {**correlations(sim, s.scores), "n": len(s)} for s, sim in zip(subsets, sims, strict=True)
@@ -66,10 +72,16 @@ def score_task(subsets: Sequence[STSPairs], embeddings: Embeddings) -> dict[str,
     pooled = correlations(np.concatenate(sims), np.concatenate([s.scores for s in subsets]))
     sizes = np.array([len(s) for s in subsets], dtype=np.float64)
     spearmans = np.array([per_subset[s.name]["spearman"] for s in subsets])
-    return {
+    scores = {
         **pooled,
         "spearman_mean": float(spearmans.mean()),
         "spearman_wmean": float((spearmans * sizes).sum() / sizes.sum()),
         "n": int(sizes.sum()),
         "subsets": per_subset,
     }
+    if task is not None:
+        from harness.stats.items import concat_items, item_rows  # pandas: only where a record is kept
+
+        parts = [item_rows(task, "sts", sim, s.scores, s.name) for s, sim in zip(subsets, sims, strict=True)]
+        scores[ITEMS] = concat_items(parts)
+    return scores

@@ -3,7 +3,7 @@
 Every distinct sentence of every requested task is encoded once (length-sorted batches, autocast,
 optionally through the content-addressed cache), then each task is scored from those embeddings. The
 tasks, suites and aggregates come from the registry (harness.evaluate.registry, tasks/ one file per
-family).
+family). The scorers' per-item records go to the caller's collector (harness.evaluate.items).
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ import numpy as np
 
 from harness.data.senteval import Variant
 from harness.errors import HarnessError
+from harness.evaluate.items import take_items
 from harness.evaluate.registry import ScoreOptions, aggregates, get_task, suite_tasks
 from harness.evaluate.transfer import PRESETS
 
 if TYPE_CHECKING:  # torch is imported where sentences are encoded: task lists and checks need none
+    import pandas as pd
     import torch
 
     from harness.evaluate.cache import EmbeddingCache, TrialCache
@@ -52,11 +54,13 @@ def evaluate_tasks(
     preset: str = "prototyping",
     classifier: str = "sklearn",
     seconds: dict[str, float] | None = None,
+    items: list[pd.DataFrame] | None = None,
 ) -> dict[str, dict[str, object]]:
     """Scores per task, in the JSON shape of `harness eval`: every distinct sentence of every task is
     encoded once, then each task's scorer runs on those embeddings. SentEval's PyTorch classifier runs
     where the encoder does (`encode_fn.device`; SentEval moves it to CUDA). `seconds`, when given, gets
-    the wall time of the encoding (`encode`) and of each task's scoring."""
+    the wall time of the encoding (`encode`) and of each task's scoring (its record's included); `items`,
+    when given, each task's per-item record (harness.stats.items), in the tasks' order."""
     if preset not in PRESETS:
         raise HarnessError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     seconds = {} if seconds is None else seconds
@@ -72,7 +76,7 @@ def evaluate_tasks(
     results = {}
     for task in chosen:
         start = time.perf_counter()
-        results[task.name] = task.score(data[task.name], embeddings, options)
+        results[task.name] = take_items(task.score(data[task.name], embeddings, options), items)
         seconds[task.name] = time.perf_counter() - start
     return results
 

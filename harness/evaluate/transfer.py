@@ -27,6 +27,14 @@ the limit before converging (scikit-learn warns; the warning is silenced here), 
 warm start from the previous C, gives other numbers: neither is used. MRPC features are
 [|u - v|, u * v] computed in the embeddings' own dtype (`np.c_`, mrpc.py:83). k is 5 for the
 `prototyping` preset (SentEval's default `kfold`) and 10 for `default`.
+
+Given the task's name, each protocol also returns the task's per-item record under ITEMS
+(harness.evaluate.items): the predicted class of every scored item, in SentEval's order above, beside its
+label; MR, CR, SUBJ, MPQA (`senteval_cv`): every item predicted by the refit of the outer fold that held it
+out, with that fold's index; TREC, SST2, SST5 (`senteval_test`) and MRPC (`senteval_test_f1`): the test
+items. The accuracies are computed from these same predictions (`mean(predicted == y)`: what
+scikit-learn's `score`, `accuracy_score`, and the PyTorch probe's compute), so collecting them changes no
+fit and no number.
 """
 
 from __future__ import annotations
@@ -40,9 +48,11 @@ import numpy as np
 
 from harness.choices import TRANSFER_FOLDS
 from harness.data.transfer import BINARY_FILES, Labelled
+from harness.evaluate.items import ITEMS
 from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression, TorchProbeConfig
 
 if TYPE_CHECKING:
+    import pandas as pd
     from sklearn.model_selection import StratifiedKFold
 
 SEED = 1111
@@ -110,13 +120,41 @@ def _best_reg(x: np.ndarray, y: np.ndarray, probe: Probe, protocol: str, k: int)
     return grid[best], scores[best]
 
 
-def inner_kfold(x: np.ndarray, y: np.ndarray, k: int, probe: Probe = SKLEARN) -> dict[str, float]:
+def predict(model: Any, x: np.ndarray) -> np.ndarray:
+    """A fitted probe's predicted classes, flat."""
+    return np.asarray(model.predict(x)).reshape(-1)
+
+
+def _items(
+    task: str | None, protocol: str, predicted: np.ndarray, y: np.ndarray, fold: np.ndarray | None = None
+) -> dict[str, pd.DataFrame]:
+    """{ITEMS: the task's record} (nothing without a task's name). Cross-validated items are stored fold
+    by fold (item = position in SentEval's order): harness.stats.item_scores averages the folds in the
+    order the record holds them, and only this order reproduces the mean's last bit (at k = 10 the mean
+    of 2-decimal accuracies can fall on a rounding half)."""
+    if task is None:
+        return {}
+    from harness.stats.items import item_rows  # pandas: only where a record is kept
+
+    record = item_rows(task, protocol, predicted, y, fold=fold)
+    if fold is not None:
+        record = record.iloc[np.argsort(fold, kind="stable")].reset_index(drop=True)
+    return {ITEMS: record}
+
+
+def inner_kfold(
+    x: np.ndarray, y: np.ndarray, k: int, probe: Probe = SKLEARN, task: str | None = None
+) -> dict[str, Any]:
     dev, test = [], []
-    for tr, te in _folds(k).split(x, y):
+    predicted, fold = np.zeros(len(y)), np.full(len(y), -1)  # out of fold: by the refit that held it out
+    for i, (tr, te) in enumerate(_folds(k).split(x, y)):
         reg, dev_acc = _best_reg(x[tr], y[tr], probe, "inner", k)
         dev.append(dev_acc)
-        test.append(percent(probe.fit(x[tr], y[tr], reg).score(x[te], y[te])))
-    return {"acc": round(float(np.mean(test)), 2), "devacc": round(float(np.mean(dev)), 2), "n": len(y)}
+        held_out = predict(probe.fit(x[tr], y[tr], reg), x[te])
+        test.append(percent(np.mean(held_out == y[te])))  # the refit's `.score(x[te], y[te])`
+        predicted[te], fold[te] = held_out, i
+    scores = {"acc": round(float(np.mean(test)), 2), "devacc": round(float(np.mean(dev)), 2), "n": len(y)}
+    return {**scores, **_items(task, "senteval_cv", predicted, y, fold)}
 
 
 def kfold_then_test(
@@ -127,15 +165,16 @@ def kfold_then_test(
     k: int,
     f1: bool = False,
     probe: Probe = SKLEARN,
-) -> dict[str, float]:
+    task: str | None = None,
+) -> dict[str, Any]:
     reg, dev_acc = _best_reg(x, y, probe, "kfold", k)
-    predicted = np.asarray(probe.fit(x, y, reg).predict(x_test)).reshape(-1)
+    predicted = predict(probe.fit(x, y, reg), x_test)
     scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_acc, "n": len(y_test)}
     if f1:
         from sklearn.metrics import f1_score
 
         scores["f1"] = percent(f1_score(y_test, predicted))
-    return scores
+    return {**scores, **_items(task, "senteval_test_f1" if f1 else "senteval_test", predicted, y_test)}
 
 
 def split(
@@ -146,12 +185,15 @@ def split(
     x_test: np.ndarray,
     y_test: np.ndarray,
     probe: Probe = SKLEARN,
-) -> dict[str, float]:
+    task: str | None = None,
+) -> dict[str, Any]:
     grid = probe.grid("split")
     models = [probe.fit(x, y, reg, (x_dev, y_dev)) for reg in grid]
     dev_scores = [percent(model.score(x_dev, y_dev)) for model in models]
     best = int(np.argmax(dev_scores))
-    return {"acc": percent(models[best].score(x_test, y_test)), "devacc": dev_scores[best], "n": len(y_test)}
+    predicted = predict(models[best], x_test)  # the best model's `.score(x_test, y_test)`, below
+    scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_scores[best], "n": len(y_test)}
+    return {**scores, **_items(task, "senteval_test", predicted, y_test)}
 
 
 def senteval_order(data: Labelled) -> Labelled:
@@ -177,8 +219,9 @@ def features(data: Labelled, embeddings: Embeddings) -> np.ndarray:
 
 def evaluate_transfer(
     task: str, splits: dict[str, Labelled], embeddings: Embeddings, k: int, probe: Probe = SKLEARN
-) -> dict[str, float]:
-    """One transfer task's scores (`acc`, `devacc`, `n`, and `f1` for MRPC), each as SentEval reports it.
+) -> dict[str, Any]:
+    """One transfer task's scores (`acc`, `devacc`, `n`, and `f1` for MRPC), each as SentEval reports it,
+    and its per-item record under ITEMS (module docstring).
 
     scikit-learn's fits run on one BLAS thread (threadpoolctl). SentEval leaves the thread count to the
     machine, and OpenBLAS's threaded kernels sum in another order, which lbfgs (stopped at 100 iterations
@@ -189,10 +232,10 @@ def evaluate_transfer(
     parts = {name: (features(part, embeddings), part.labels) for name, part in ordered.items()}
     with one_blas_thread() if probe.torch is None else contextlib.nullcontext():
         if task in BINARY_FILES:
-            return inner_kfold(*parts["all"], k, probe)
+            return inner_kfold(*parts["all"], k, probe, task)
         if task in ("SST2", "SST5"):
-            return split(*parts["train"], *parts["dev"], *parts["test"], probe)
-        return kfold_then_test(*parts["train"], *parts["test"], k, f1=task == "MRPC", probe=probe)
+            return split(*parts["train"], *parts["dev"], *parts["test"], probe, task)
+        return kfold_then_test(*parts["train"], *parts["test"], k, f1=task == "MRPC", probe=probe, task=task)
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager:

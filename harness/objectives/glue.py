@@ -2,7 +2,8 @@
 reports it (Wang et al., 2018), x 100: Matthews correlation for CoLA, F1 and accuracy for MRPC and QQP,
 Pearson and Spearman for STS-B, accuracy for the others (F1: the positive class 1, as GLUE). The task is
 that of the pipeline's last `glue` stage, read from the run's GLUE source (harness.data.glue_source); the
-dev score is the task's first metric unless `objective_metric` names another."""
+dev score is the task's first metric unless `objective_metric` names another. The final evaluation keeps
+each dev example's prediction beside its gold value (protocol `glue`, harness.stats.items)."""
 
 from __future__ import annotations
 
@@ -25,16 +26,18 @@ def glue_stage_task(run: Any) -> str:
 
 
 def glue_scores(task: str, predictions: np.ndarray, gold: np.ndarray) -> dict[str, float]:
-    """Every metric of `task` x 100 (`predictions`: class indices, or scores for regression)."""
+    """Every metric of `task` x 100 (`predictions`: class indices, or scores for regression). Correlations
+    in float64: scipy computes Pearson's r of two float32 arrays (STS-B's scores) in float32, ~1e-7 off."""
     from scipy.stats import pearsonr, spearmanr
     from sklearn.metrics import f1_score, matthews_corrcoef
 
+    scores, targets = np.asarray(predictions, np.float64), np.asarray(gold, np.float64)
     metric = {
         "acc": lambda: float(np.mean(predictions == gold)),
         "f1": lambda: float(f1_score(gold, predictions)),
         "mcc": lambda: float(matthews_corrcoef(gold, predictions)),
-        "pearson": lambda: float(pearsonr(predictions, gold).statistic),
-        "spearman": lambda: float(spearmanr(predictions, gold).statistic),
+        "pearson": lambda: float(pearsonr(scores, targets).statistic),
+        "spearman": lambda: float(spearmanr(scores, targets).statistic),
     }
     return {f"{task}.{name}": 100 * metric[name]() for name in glue_task(task).metrics}
 
@@ -73,17 +76,21 @@ class GlueObjective(Objective):
     def task(self) -> str:
         return glue_stage_task(self.run)
 
-    def scores(self) -> tuple[dict[str, float], np.ndarray]:
+    def scores(self) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+        """(the scores, the predictions, the gold values) of the dev split."""
         dev = self.run.sources(self.data_dir).glue(self.task, "dev")
         amp = self.encode.amp_dtype if self.encode is not None else None
         predictions = glue_predictions(self.model, self.task, dev, self.run.settings.eval_batch_size, amp)
-        return glue_scores(self.task, predictions, dev.targets), predictions
+        return glue_scores(self.task, predictions, dev.targets), predictions, dev.targets
 
     def dev_scores(self) -> dict[str, float]:
         return self.scores()[0]
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
-        scores, predictions = self.scores()
+        from harness.stats.items import item_rows
+
+        scores, predictions, gold = self.scores()
+        self.final_items = item_rows(self.task, "glue", predictions, gold)
         return {f"dev.{k}": v for k, v in scores.items()}, {
             "scores": scores,
             "predictions": predictions.tolist(),

@@ -1,8 +1,9 @@
 """`multitask`: the CS224N dev sets (SST-5 accuracy, Quora accuracy, STS Pearson r; harness.evaluate.
 multitask). The dev score is Chen's `overall` by default (David et al.'s `overall_r01` or one task's score
 on request); a single-task configuration is scored on its task. Finally every dev score, both overalls,
-and the dev predictions (which an ensemble combines). With `train_eval_size`, the same scores on a fixed
-random part of each training set at every evaluation (David et al. Figs. 2-3)."""
+and the dev predictions (which an ensemble combines), with their per-item record (`multitask_items`).
+With `train_eval_size`, the same scores on a fixed random part of each training set at every evaluation
+(David et al. Figs. 2-3)."""
 
 from __future__ import annotations
 
@@ -50,10 +51,11 @@ class MultitaskObjective(Objective):
         return score_predictions(predict_multitask(self.model, data, self.encode, tasks), data)
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
-        from harness.evaluate.multitask import score_predictions
+        from harness.evaluate.multitask import multitask_items, score_predictions
 
-        predictions = self.predictions(self.final_encode)
-        scores = score_predictions(predictions, self.model.task_data(self.data))
+        predictions, data = self.predictions(self.final_encode), self.model.task_data(self.data)
+        scores = score_predictions(predictions, data)
+        self.final_items = multitask_items(predictions, data)
         results = {"scores": scores, "predictions": {k: v.tolist() for k, v in predictions.items()}}
         return {f"dev.{k}": v for k, v in scores.items()}, results
 

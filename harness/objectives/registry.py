@@ -1,9 +1,9 @@
 """Objectives: how a trial is scored. A method names its objective (`Method.objective`); the objective
 gives the dev score that Optuna optimises and that picks the best checkpoint (`dev()`, logged as
-`dev_metric`, among all its dev scores, `dev_scores()`), the final metrics (`final()`), and checks its
-evaluation data before a study starts (`preflight()`). A study may choose the dev score among the
-objective's `metric_choices` with the run field `objective_metric` (David et al. select on their own
-"overall", `overall_r01`).
+`dev_metric`, among all its dev scores, `dev_scores()`), the final metrics (`final()`) and their per-item
+record (`items()`), and checks its evaluation data before a study starts (`preflight()`). A study may
+choose the dev score among the objective's `metric_choices` with the run field `objective_metric` (David
+et al. select on their own "overall", `overall_r01`).
 
 A new objective is one file in harness/objectives/ with an `Objective` subclass decorated
 `@register_objective("name")`, and one import line in harness/objectives/__init__.py.
@@ -19,6 +19,7 @@ from harness.registry import Registry
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
     from harness.evaluate.suite import SentenceEncoder
     from harness.run_spec import ResolvedRun
@@ -32,6 +33,7 @@ class Objective:
     name: ClassVar[str] = ""
     reads_final_tasks: ClassVar[bool] = False  # scores embeddings at the end: `final_tasks` picks the tasks
     saves_embeddings: ClassVar[bool] = False  # `arrays` gives embeddings with `save_embeddings: true`
+    final_items: pd.DataFrame | None = None  # set by `final()` where the objective keeps a record
 
     def __init__(
         self,
@@ -91,8 +93,14 @@ class Objective:
         return self.dev_scores()[self.metric]
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
-        """(MLflow metrics, the JSON-able results) of the final weights."""
+        """(MLflow metrics, the JSON-able results) of the final weights; sets `final_items`."""
         raise NotImplementedError
+
+    def items(self) -> pd.DataFrame | None:
+        """The per-item record of the last `final()` (harness.stats.items: each scored item's prediction
+        beside its gold value, from which its final scores are recomputed), which the trial logs as the
+        artifact `items.parquet`; None before `final()` and where the objective keeps none."""
+        return self.final_items
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Arrays of the final weights the trial logs as artifacts, by file name (none by default)."""

@@ -1,6 +1,7 @@
 """`sts`: STS-B dev Spearman during training (or Pearson); finally STS12-16, STS-B test and SICK-R test
 (cosine similarity vs gold, x 100) and their average `STS.avg` (harness/evaluate/tasks/sts.py), and with
-`eval_suite: transfer` / `full` the SentEval transfer tasks (`transfer_classifier`, `transfer_preset`)."""
+`eval_suite: transfer` / `full` the SentEval transfer tasks (`transfer_classifier`, `transfer_preset`),
+with every task's per-item record (harness.evaluate.items)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.evaluate.items import collected
 from harness.evaluate.registry import get_task, suites
 from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.evaluate.suite import evaluate_tasks, flat_metrics, resolve_tasks
@@ -32,8 +34,10 @@ class STSObjective(Objective):
         """The STS test sets, plus the `eval_suite`'s tasks (SentEval transfer: Liao Tables 3-5)."""
         s = self.run.settings
         tasks = final_tasks(s.eval_suite, s.final_tasks)
+        records: list = []
         results = evaluate_tasks(self.final_encode, self.data_dir, tasks, s.text_variant, s.transfer_preset,
-                                 s.transfer_classifier)  # fmt: skip
+                                 s.transfer_classifier, items=records)  # fmt: skip
+        self.final_items = collected(records)
         return flat_metrics(results), results
 
     def final_note(self) -> str:

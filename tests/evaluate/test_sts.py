@@ -1,12 +1,19 @@
-"""STS scoring: the three aggregations on hand-made subsets with known answers."""
+"""STS scoring: the three aggregations on hand-made subsets with known answers, and the per-item record
+of a real evaluation giving them back."""
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import spearmanr
 
 from harness.data.senteval import STSPairs
-from harness.evaluate.sts import cosine, score_task
+from harness.evaluate.items import collected
+from harness.evaluate.sts import STS_TASKS, cosine, load_sts_task, score_task
+from harness.evaluate.suite import evaluate_tasks, flat_metrics
+from harness.stats.item_scores import point_scores
 
 
 def subset(name: str, cosines: list[float], gold: list[float]) -> tuple[STSPairs, dict[str, np.ndarray]]:
@@ -35,3 +42,39 @@ def test_cosine_is_scale_free() -> None:
     a = np.array([[1.0, 0.0], [3.0, 4.0]])
     b = np.array([[2.0, 0.0], [-3.0, -4.0]])
     np.testing.assert_allclose(cosine(a, b), [1.0, -1.0])
+
+
+def random_encode(sentences: list[str]) -> dict[str, np.ndarray]:
+    vectors = np.random.default_rng(0).standard_normal((len(sentences), 8)).astype(np.float32)
+    return dict(zip(sentences, vectors, strict=True))
+
+
+def test_the_item_record_gives_back_every_sts_score(data_dir: Path) -> None:
+    """The record of an STS evaluation: each pair's cosine beside its gold score, subset by subset in the
+    files' order. scipy's Spearman of a task's stored cosines x 100 is its `spearman`, and a year's
+    size-weighted mean of its subsets' Spearmans its `spearman_wmean`, to the last bit; harness.stats
+    recomputes every score and aggregate from the record alone."""
+    items: list = []
+    results = evaluate_tasks(random_encode, data_dir, [*STS_TASKS, "AlignUniform"], items=items)
+    json.dumps(results)  # the scores alone: the record went to `items`
+    assert len(items) == len(STS_TASKS)  # none for the geometry task
+    record = collected(items)
+    assert list(record.task.unique()) == list(STS_TASKS) and set(record.protocol) == {"sts"}
+    for task in STS_TASKS:
+        part = record[record.task == task]
+        assert 100 * spearmanr(part.prediction, part.gold).statistic == results[task]["spearman"]
+        subsets = load_sts_task(data_dir, task)
+        assert list(part.subset.unique()) == [s.name for s in subsets]
+        for pairs in subsets:
+            rows = part[part.subset == pairs.name]
+            assert rows.item.tolist() == list(range(len(pairs)))
+            np.testing.assert_array_equal(rows.gold.to_numpy(), pairs.scores)
+    sts12 = record[record.task == "STS12"]
+    by_subset = [p for _, p in sts12.groupby("subset", sort=False)]
+    spearmans = np.array([100 * spearmanr(p.prediction, p.gold).statistic for p in by_subset])
+    sizes = np.array([len(p) for p in by_subset], dtype=np.float64)
+    assert (spearmans * sizes).sum() / sizes.sum() == results["STS12"]["spearman_wmean"]
+    logged, recomputed = flat_metrics(results), point_scores(record)
+    assert {"STS.avg", "STS12-16.wmean", "SICKRelatedness.spearman_wmean"} <= set(recomputed)
+    for name, value in recomputed.items():
+        assert value == pytest.approx(logged[name], abs=1e-9), name

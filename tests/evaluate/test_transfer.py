@@ -159,3 +159,68 @@ def test_the_pytorch_probe_is_fitted_where_the_encoder_runs(
     with pytest.raises(Built):
         evaluate_tasks(Encode(), data_dir, ["TREC"], classifier="pytorch")
     assert devices == ["cpu:0"]
+
+
+def labelled(task: str, split: str, n: int, classes: int, seed: int, pairs: bool = False) -> Labelled:
+    """`n` sentences of 1-5 tokens (so SentEval's order moves them) with labels, pairs for MRPC."""
+    texts = [f"{task}-{split}-{i}" + " w" * (i % 5) for i in range(n)]
+    second = [f"{t} other" for t in texts] if pairs else None
+    return Labelled(texts, np.random.default_rng(seed).integers(0, classes, n), second)
+
+
+def noisy_embeddings(splits: dict[str, Labelled], seed: int) -> dict[str, np.ndarray]:
+    """Each sentence near its label's centre, with noise: accuracies between chance and 100."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(6, 8))
+    out = {}
+    for part in splits.values():
+        for i, text in enumerate(part.texts):
+            out[text] = (centres[part.labels[i]] + 1.5 * rng.normal(size=8)).astype(np.float32)
+            if part.second is not None:
+                out[part.second[i]] = rng.normal(size=8).astype(np.float32)
+    return out
+
+
+SST_SPLITS = ("train", "dev", "test")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("classifier", ["sklearn", "pytorch"])
+def test_the_item_record_gives_back_each_protocols_scores(classifier: str) -> None:
+    """Every protocol's per-item record (harness.evaluate.transfer): MR's out-of-fold predictions, fold by
+    fold (10 folds with scikit-learn, where a mean of rounded accuracies can fall on a rounding half),
+    TREC's, MRPC's and SST5's test predictions, each with its label in SentEval's order; the rounded
+    accuracies (and MRPC's F1) recomputed from the record alone are the scores, to the last bit."""
+    from harness.evaluate.items import ITEMS
+    from harness.evaluate.transfer import evaluate_transfer, probe_for
+    from harness.stats.item_scores import point_scores
+
+    k = 10 if classifier == "sklearn" else 3
+    tasks = {
+        "MR": {"all": labelled("MR", "all", 200, 2, 0)},
+        "TREC": {"train": labelled("TREC", "train", 150, 6, 1), "test": labelled("TREC", "test", 60, 6, 2)},
+        "MRPC": {"train": labelled("MRPC", "train", 150, 2, 3, True),
+                 "test": labelled("MRPC", "test", 80, 2, 4, True)},
+        "SST5": {split: labelled("SST5", split, 100, 5, seed) for seed, split in enumerate(SST_SPLITS, 5)},
+    }  # fmt: skip
+    protocols = {
+        "MR": "senteval_cv",
+        "TREC": "senteval_test",
+        "MRPC": "senteval_test_f1",
+        "SST5": "senteval_test",
+    }
+    for seed, (task, splits) in enumerate(tasks.items()):
+        scores = evaluate_transfer(task, splits, noisy_embeddings(splits, seed), k, probe_for(classifier))
+        record = scores[ITEMS]
+        assert set(record.task) == {task} and set(record.protocol) == {protocols[task]}
+        recomputed = point_scores(record)
+        assert recomputed[f"{task}.acc"] == scores["acc"] and 0 < scores["acc"] < 100
+        assert recomputed.get(f"{task}.f1") == scores.get("f1")
+        scored = senteval_order(splits["all" if task == "MR" else "test"])
+        by_item = record.sort_values("item")
+        assert by_item.item.tolist() == list(range(len(scored)))
+        np.testing.assert_array_equal(by_item.gold.to_numpy(), scored.labels)
+        if task == "MR":  # each item once, out of fold, the folds in order
+            assert record.fold.is_monotonic_increasing and set(record.fold) == set(range(k))
+        else:
+            assert set(record.fold) == {-1}

@@ -10,7 +10,10 @@ import pytest
 from harness.metric_names import metrics_of
 from harness.registry import method_names
 from harness.runner import run_study
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, read_items
 from harness.study_spec import load_study
+from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
 
 # Per-method fields that keep the two steps small.
@@ -68,3 +71,10 @@ def test_ensemble_takes_the_best_run_per_task(tmp_path: Path, tiny_bert: Path) -
         assert metrics_of(run)[metric] == pytest.approx(value)  # each task scored by its best run
     mean = (best["dev.sst.acc"] + best["dev.quora.acc"] + best["dev.sts.pearson"]) / 3
     assert metrics_of(run)["dev.overall"] == pytest.approx(mean)
+    # the combined predictions' record gives the ensemble's own scores back
+    record = read_items(
+        Path(Tracker(store).client.download_artifacts(run.info.run_id, ARTIFACT, str(tmp_path)))
+    )
+    recomputed = point_scores(record)
+    for metric in (*best, "dev.overall", "dev.overall_r01"):
+        assert recomputed[metric] == pytest.approx(metrics_of(run)[metric], abs=1e-9)

@@ -3,6 +3,7 @@ stage that fine-tunes, then probes, on real RTE data."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from scipy.stats import pearsonr, spearmanr
 from harness.metric_names import metrics_of
 from harness.objectives.glue import glue_scores
 from harness.runner import run_study
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, item_rows, read_items
 from harness.study_spec import load_study
+from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
 
 
@@ -36,6 +40,26 @@ def test_regression_scores_are_pearson_and_spearman() -> None:
     assert scores["STS-B.spearman"] == pytest.approx(100 * spearmanr(pred, gold)[0])
 
 
+@pytest.mark.parametrize("task", ["CoLA", "MRPC", "RTE", "STS-B"])
+def test_the_item_record_gives_back_every_glue_score(task: str) -> None:
+    """A GLUE dev record (protocol `glue`: each example's predicted class or score beside its gold value)
+    gives back every metric of its task: accuracy to the last bit, MCC, F1 and correlations within 1e-9
+    (STS-B's scores are float32, as the objective predicts them)."""
+    rng = np.random.default_rng(1)
+    if task == "STS-B":
+        gold = rng.uniform(0, 5, 300).astype(np.float32)
+        pred = (gold + rng.normal(0, 1, 300)).astype(np.float32)
+    else:
+        gold, pred = rng.integers(0, 2, 300), rng.integers(0, 2, 300)
+    logged = {f"dev.{name}": value for name, value in glue_scores(task, pred, gold).items()}
+    recomputed = point_scores(item_rows(task, "glue", pred, gold))
+    assert set(recomputed) == set(logged)
+    for name, value in logged.items():
+        if name.endswith(".acc"):
+            assert recomputed[name] == value
+        assert recomputed[name] == pytest.approx(value, abs=1e-9), name
+
+
 def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: Path) -> None:
     stages = [
         {"glue": "RTE", "max_steps": 3},
@@ -48,3 +72,11 @@ def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: P
     assert run.info.status == "FINISHED" and metrics_of(run)["train.steps"] == 5
     assert 0 <= metrics_of(run)["dev.RTE.acc"] <= 100
     assert study.trials[0].value == metrics_of(run)["dev.RTE.acc.best"]
+    client = Tracker().client  # the final dev predictions, read back from MLflow alone
+    record = read_items(Path(client.download_artifacts(run.info.run_id, ARTIFACT, str(tmp_path))))
+    results = json.loads(
+        Path(client.download_artifacts(run.info.run_id, "results.json", str(tmp_path))).read_text()
+    )
+    assert set(record.task) == {"RTE"} and record.item.tolist() == list(range(len(results["predictions"])))
+    assert record.prediction.tolist() == results["predictions"]
+    assert point_scores(record) == {f"dev.{name}": value for name, value in results["scores"].items()}

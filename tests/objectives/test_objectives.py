@@ -12,6 +12,8 @@ from harness.metric_names import history, metrics_of
 from harness.objectives.registry import OBJECTIVES
 from harness.run_spec import resolve_run
 from harness.runner import run_study
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, read_items
 from harness.study_spec import load_study
 from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
@@ -159,6 +161,12 @@ def test_a_study_can_score_its_trials_on_the_transfer_tasks(tmp_path: Path, tiny
     assert "STS.avg" in metrics and {"TREC.acc", "TREC.devacc", "MRPC.acc", "MRPC.f1"} <= set(metrics)
     assert "transfer.avg" not in metrics  # two of the eight: no average of the eight
     assert run.data.params["transfer_classifier"] == "pytorch"
+    # the per-item record, from MLflow alone, gives back every score: accuracies and F1 to the last bit
+    record = read_items(Path(Tracker().client.download_artifacts(run.info.run_id, ARTIFACT, str(tmp_path))))
+    assert list(record.task.unique())[-2:] == ["TREC", "MRPC"] and "STS.avg" in point_scores(record)
+    for name, value in point_scores(record).items():
+        exact = name.startswith(("TREC", "MRPC"))
+        assert value == (metrics[name] if exact else pytest.approx(metrics[name], abs=1e-9)), name
     with pytest.raises(HarnessError, match="field 'eval_suite': unknown task"):
         resolve_run({"method": "scl", "eval_suite": "TREC,NOPE"})
 

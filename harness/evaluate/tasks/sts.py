@@ -21,8 +21,8 @@ def pair_sentences(subsets: Sequence[STSPairs]) -> Iterable[str]:
     return {s for pairs in subsets for s in (*pairs.sent1, *pairs.sent2)}
 
 
-def score(subsets: Sequence[STSPairs], embeddings: dict, options: ScoreOptions) -> dict[str, object]:
-    return score_task(subsets, embeddings)
+def score(task: str, subsets: Sequence[STSPairs], embeddings: dict, options: ScoreOptions) -> dict:
+    return score_task(subsets, embeddings, task)  # with the task's per-item record (harness.evaluate.items)
 
 
 def _load(task: str, split: str, data_dir: Path, variant: str) -> tuple[STSPairs, ...]:
@@ -33,8 +33,8 @@ SPLITS = {"STSBenchmark": "test", "STSBenchmark-dev": "dev", "STSBenchmark-train
 for _name in (*STS_TEST, "STSBenchmark-dev", "STSBenchmark-train"):
     _task, _split = ("STSBenchmark", SPLITS[_name]) if _name in SPLITS else (_name, "test")
     register_task(
-        _name, kind="sts", sentences=pair_sentences, scorer=score, main_score="spearman", splits=(_split,),
-        description=f"{_task} {_split}: cosine Spearman x 100", scores=SCORES,
+        _name, kind="sts", sentences=pair_sentences, scorer=partial(score, _name), main_score="spearman",
+        splits=(_split,), description=f"{_task} {_split}: cosine Spearman x 100", scores=SCORES,
     )(partial(_load, _task, _split))  # fmt: skip
 
 declare_aggregate("STS.avg", STS_TEST, "spearman", "mean Spearman of STS12-16, STS-B test, SICK-R test")
