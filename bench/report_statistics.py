@@ -46,7 +46,7 @@ def report_seconds(study: str, repeats: int) -> None:
 
 def cells(study: str) -> list[tuple[list[str], str]]:
     """Every (runs, metric) cell the study's tables show: each run alone, each table metric."""
-    from harness.report.build import varying_params
+    from harness.report.collect import varying_params
     from harness.report.spec import load_spec
     from harness.study_runs import trial_frame
     from harness.tracking import Tracker

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,11 +51,20 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
     rows = [line.split("&")[0].strip() for line in table.splitlines() if "&" in line and "\\\\" in line]
     assert sorted(r for r in rows[1:] if not r.startswith("\\quad")) == ["baseline", "fusion"]  # one each
     assert sum(r.startswith("\\quad Chen Table 1") for r in rows) == 2  # the paper's rows under both
+    assert sum(r.startswith("\\quad 95\\% interval") for r in rows) == 2  # from each run's item record
+    claims = json.loads((target / "claims.json").read_text())  # Chen 5.4.1: fusion is the best strategy
+    (fusion_best,) = claims["claims"]
+    assert fusion_best["verdict"] in ("holds", "reversed", "inconclusive") and fusion_best["cells"] == 2
+    assert claims["at_paper_setting"] is False and "model" in claims["setting"]
 
     built = build_book(None, str(tmp_path / "reports"), None, pdf=False)  # `harness report --all`
     book = built.folder
     document = (book / "book.tex").read_text()
     assert document.count("\\section{") == 1  # a section per paper with runs: Chen's
+    # its one-page summary first: the tiny runs are not at the paper's setting, so nothing is reproduced
+    assert document.count("\\subsection*{Summary: which claims hold}") == 1
+    assert "No study of this paper has runs at the paper's setting yet" in document
+    assert "\\texttt{unsup\\_strategies} & not the paper's & " in document
     assert (
         "\\input{unsup_strategies/dev_scores.tex}" in document
         and (book / "unsup_strategies" / "dev_scores.tex").is_file()

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from harness.errors import HarnessError
+from harness.report.collect import varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings, summary_page
 from harness.report.parts.base import PartContext
@@ -99,12 +99,6 @@ def notes_box(notes: list[str]) -> str:
         "\\noindent\\fbox{\\parbox{\\dimexpr\\linewidth-2\\fboxsep-2\\fboxrule\\relax}{\\small\\textbf{Notes}"
         f"\\begin{{itemize}}\\setlength{{\\itemsep}}{{0pt}}\n{items}\n\\end{{itemize}}}}}}"
     )
-
-
-def varying_params(frame: pd.DataFrame) -> list[str]:
-    """The params (undotted columns; metric names have a dot) whose value differs between trials."""
-    skip = {"run_id", "trial"}
-    return [c for c in frame.columns if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]
 
 
 def build_report(

@@ -32,7 +32,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from harness.errors import HarnessError
-from harness.report.collect import filter_runs, same_value
+from harness.report.collect import filter_runs, same_value, varying_params
 
 SEED = "seed"
 
@@ -92,10 +92,8 @@ Claim = Annotated[
 
 
 def _config_columns(frame: pd.DataFrame) -> list[str]:
-    """The params that tell configurations apart: those that vary, but `seed` (and ids)."""
-    skip = {"run_id", "trial", SEED}
-    return [c for c in frame.columns
-            if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]  # fmt: skip
+    """The params that tell configurations apart: those that vary, but `seed`."""
+    return [c for c in varying_params(frame) if c != SEED]
 
 
 def row_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from harness.errors import HarnessError
+from harness.metric_names import OBJECTIVE
 
 
 def row_labels(frame: pd.DataFrame, template: str, where: str) -> list[str]:
@@ -58,3 +59,10 @@ def same_value(value: object, wanted: object) -> bool:
     if isinstance(value, int | float) and isinstance(wanted, int | float) and not isinstance(wanted, bool):
         return float(value) == float(wanted)
     return str(value) == str(wanted)
+
+
+def varying_params(frame: pd.DataFrame) -> list[str]:
+    """The params (undotted columns; metric names have a dot, but the trial's `objective`) whose value
+    differs between trials."""
+    skip = {"run_id", "trial", OBJECTIVE}
+    return [c for c in frame.columns if c not in skip and "." not in c and frame[c].astype(str).nunique() > 1]

@@ -45,9 +45,12 @@ def percent(fractions: np.ndarray) -> np.ndarray:
     return np.array([round(100 * float(v), 2) for v in fractions])
 
 
-def _strata(frame: pd.DataFrame, counts: CountsFor, by: str) -> list[tuple[pd.DataFrame, np.ndarray]]:
+def _strata(
+    frame: pd.DataFrame, counts: CountsFor, by: str, ordered: bool = False
+) -> list[tuple[pd.DataFrame, np.ndarray]]:
+    """The frame's strata by `by` (first-seen order, or sorted with `ordered`), each with its weights."""
     parts = []
-    for _, part in frame.groupby(by, sort=False):
+    for _, part in frame.groupby(by, sort=ordered):
         first = part.iloc[0]
         parts.append((part, counts(stratum(first.task, first.subset, int(first.fold)), len(part))))
     return parts
@@ -77,8 +80,10 @@ def sts(task: str, frame: pd.DataFrame, counts: CountsFor, wanted: Wanted = None
 
 
 def senteval_cv(task: str, frame: pd.DataFrame, counts: CountsFor, wanted: Wanted = None) -> Scores:
-    folds = [percent(weighted.accuracy(w, (p.prediction == p.gold).to_numpy()))
-             for p, w in _strata(frame, counts, "fold")]  # fmt: skip
+    folds = [
+        percent(weighted.accuracy(w, (p.prediction == p.gold).to_numpy()))
+        for p, w in _strata(frame, counts, "fold", ordered=True)
+    ]  # fold 0 first, as SentEval sums
     return {f"{task}.acc": np.array([round(float(v), 2) for v in np.mean(folds, axis=0)])}
 
 
