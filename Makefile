@@ -41,9 +41,9 @@ $(DEV): pyproject.toml $(BASE)
 	$(UV) -e ".[dev,demo,scale]"
 	touch $(DEV) $(DEMO)
 
+# --report: then the report (tables with intervals, Liao's claims with verdicts), its verdicts closing the output
 demo: $(DEMO)
-	$(BIN)/harness run-study lambda_tau_sweep --profile smoke
-	$(BIN)/harness report lambda_tau_sweep
+	$(BIN)/harness run-study lambda_tau_sweep --profile smoke --report
 
 # pytest-xdist workers: one more than the cores, at most 4 (tests/conftest.py gives each its share of
 # torch threads). The process tests spend much of their time waiting on other processes (heartbeats,

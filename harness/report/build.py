@@ -30,6 +30,9 @@ DOCUMENT = r"""\documentclass[10pt]{{article}}
 \usepackage{{booktabs}}
 \usepackage{{graphicx}}
 \usepackage{{float}}
+\usepackage{{longtable}}
+\usepackage{{array}}
+\setlength{{\LTcapwidth}}{{\linewidth}}
 \begin{{document}}
 \section*{{{title}}}
 {body}

@@ -28,7 +28,12 @@ def _row(v: Verdict) -> str:
         harness = f"{_number(v.difference)} [{_number(v.low)}, {_number(v.high)}]"
     p = "--" if v.p_holm is None else f"{v.p_holm:.3f}"
     verdict = v.verdict if v.at_setting or v.verdict == "not run" else f"{v.verdict}$^*$"
-    cells = [claim, escape_latex(v.metric), _number(v.paper_difference), harness, p, f"\\textbf{{{verdict}}}"]
+    paper = (
+        f"best {v.paper_value:g}"
+        if v.kind == "best" and v.paper_value is not None
+        else _number(v.paper_difference)
+    )
+    cells = [claim, escape_latex(v.metric), paper, harness, p, f"\\textbf{{{verdict}}}"]
     return " & ".join(cells) + " \\\\"
 
 
@@ -49,10 +54,12 @@ def claims_latex(verdicts: list[Verdict], setting_note: str, resamples: int) -> 
             f" $^*$ Not at the paper's setting ({escape_latex(setting_note)}): these verdicts are on "
             "another model or budget and say nothing yet on the paper's own runs."
         )
-    rows = "\n".join(_row(v) for v in verdicts)
-    return (
-        "\\begin{table}[H]\\centering\\small\n"
-        f"\\caption{{{caption}}}\\label{{tab:claims}}\n"
-        "\\resizebox{\\linewidth}{!}{\\begin{tabular}{@{}p{0.42\\linewidth}lrlrl@{}}\n"
-        f"\\toprule\n{HEADER} \\\\\n\\midrule\n{rows}\n\\bottomrule\n\\end{{tabular}}}}\n\\end{{table}}\n"
+    judged = [v for v in verdicts if v.verdict != "not run"]  # the judged first, then what did not run
+    rows = "\n".join(_row(v) for v in [*judged, *(v for v in verdicts if v.verdict == "not run")])
+    ragged = ">{\\raggedright\\arraybackslash}p"
+    columns = f"@{{}}{ragged}{{0.36\\linewidth}}{ragged}{{0.11\\linewidth}}r{ragged}{{0.2\\linewidth}}rl@{{}}"
+    head = f"\\toprule\n{HEADER} \\\\\n\\midrule\n"
+    return (  # a longtable: a paper's many claims break across pages, the header repeated
+        f"{{\\footnotesize\n\\begin{{longtable}}{{{columns}}}\n\\caption{{{caption}}}\\label{{tab:claims}}\\\\\n"
+        f"{head}\\endfirsthead\n{head}\\endhead\n{rows}\n\\bottomrule\n\\end{{longtable}}}}\n"
     )

@@ -18,9 +18,12 @@ import pandas as pd  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
 from harness.report.collect import filter_runs, require_columns, row_labels  # noqa: E402
 from harness.report.names import SHORT_NAMES  # noqa: E402
+from harness.report.table_stats import seed_sorted  # noqa: E402
 from harness.report.tables import grid_frame  # noqa: E402
+from harness.stats.compare import interval  # noqa: E402
 
 if TYPE_CHECKING:
+    from harness.report.evidence import Evidence
     from harness.report.parts.bar import Bar
     from harness.report.parts.curve import Curve
     from harness.report.parts.heatmap import Heatmap
@@ -99,28 +102,45 @@ def curve_frame(frame: pd.DataFrame, spec: Curve, history: dict, epochs: dict) -
 
 
 def curve(points: pd.DataFrame, spec: Curve | Line, path: Path) -> None:
-    """One line per label: the mean over its runs at each x, the min-max spread shaded when several."""
+    """One line per label: the mean over its runs at each x, the min-max spread shaded when several; with
+    `low` / `high` columns (a final metric's 95% intervals, `line_frame`), error bars at each point."""
     fig, ax = plt.subplots(figsize=(6, 3.8))
     for label, group in points.groupby("label", sort=False):
         stats = group.groupby("x")["value"].agg(["mean", "min", "max", "count"]).sort_index()
-        ax.plot(stats.index, stats["mean"], marker="o", markersize=3, label=str(label) or None)
+        drawn = ax.plot(stats.index, stats["mean"], marker="o", markersize=3, label=str(label) or None)
         if (stats["count"] > 1).any():
             ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.2)
+        if "low" in group and group["low"].notna().all():
+            ends = group.groupby("x")[["low", "high"]].first().sort_index()
+            below, above = stats["mean"] - ends["low"], ends["high"] - stats["mean"]
+            ax.errorbar(stats.index, stats["mean"], yerr=[below.clip(lower=0), above.clip(lower=0)],
+                        fmt="none", ecolor=drawn[0].get_color(), capsize=3, alpha=0.7)  # fmt: skip
     ax.set_xlabel(GREEK.get(spec.x, spec.x))
     ax.set_ylabel(textwrap.fill(in_words(spec.metric), 40))
-    _title(ax, spec.title or in_words(spec.metric))
+    bars = " (bars: 95% intervals)" if "low" in points and points["low"].notna().any() else ""
+    _title(ax, (spec.title or in_words(spec.metric)) + bars)
     ax.grid(alpha=0.3)
     if points["label"].astype(str).str.len().any():
         ax.legend(fontsize=8)
     _save(fig, path)
 
 
-def line_frame(frame: pd.DataFrame, spec: Line) -> pd.DataFrame:
-    """Long frame (label, x, value) of a final metric against the param `spec.x`."""
-    frame = filter_runs(frame, spec.where, f"figure {spec.name}")
+def line_frame(frame: pd.DataFrame, spec: Line, evidence: Evidence | None = None) -> pd.DataFrame:
+    """Long frame (label, x, value) of a final metric against the param `spec.x`; with `evidence`, each
+    point's 95% interval (`low`, `high`: over its runs' items, and seeds where it has several)."""
+    frame = seed_sorted(filter_runs(frame, spec.where, f"figure {spec.name}"))
     require_columns(frame, [spec.x, spec.metric], f"figure {spec.name}")
     labels = row_labels(frame, spec.label, f"figure {spec.name}") if spec.label else [""] * len(frame)
-    return pd.DataFrame({"label": labels, "x": frame[spec.x], "value": frame[spec.metric]}).dropna()
+    points = pd.DataFrame({"label": labels, "x": frame[spec.x], "value": frame[spec.metric]})
+    if evidence is not None:
+        points["run_id"] = frame["run_id"]
+    points = points.dropna()
+    if evidence is not None:
+        for _, group in points.groupby(["label", "x"], sort=False):
+            values = evidence.resampled(list(group.run_id), [spec.metric]).get(spec.metric)
+            if values is not None:
+                points.loc[group.index, ["low", "high"]] = interval(values)
+    return points
 
 
 def bar_frame(frame: pd.DataFrame, spec: Bar) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -71,11 +71,16 @@ class StudyFindings:
                f"{tally['inconclusive']} inconclusive, {tally['not run']} not run"]  # fmt: skip
         for v in self.verdicts:
             if v.verdict == NOT_RUN:
-                out.append(f"  {v.id}: not run ({v.note})")
                 continue
             paper = "" if v.paper_difference is None else f", paper {v.paper_difference:+.2f}"
             out.append(f"  {v.id}: {v.verdict} ({v.metric} {v.difference:+.2f} [{v.low:+.2f}, {v.high:+.2f}]"
                        f"{paper}; Holm p {v.p_holm:.3f}; {v.covers})")  # fmt: skip
+        unrun = [v.id for v in self.verdicts if v.verdict == NOT_RUN]
+        if unrun:
+            shown = ", ".join(unrun[:4]) + (f" and {len(unrun) - 4} more" if len(unrun) > 4 else "")
+            out.append(
+                f"  not run (this profile lacks their rows or metrics; claims.tex says which): {shown}"
+            )
         return out
 
 

@@ -42,6 +42,7 @@ class Verdict:
     at_setting: bool
     covers: str = ""  # what the interval covers: "items only, 1 seed" / "seeds and items (3 seeds)"
     paper_difference: float | None = None
+    paper_value: float | None = None  # best-of-grid: the paper's value of the claimed cell
     difference: float | None = None
     low: float | None = None
     high: float | None = None
@@ -57,11 +58,26 @@ def _observed(frame: pd.DataFrame, runs: pd.DataFrame, metric: str) -> float | N
     return None if values.isna().any() or values.empty else float(values.mean())
 
 
+def shown(rows: dict) -> str:
+    """A row's params as people write them: `lambda = 0.7, tau = 1.0`."""
+    return ", ".join(f"{param} = {value}" for param, value in rows.items())
+
+
+def _unlogged(frame: pd.DataFrame, metric: str, verdict: Verdict) -> bool:
+    """Whether the runs lack the claim's metric (their profile does not evaluate it), said in its note."""
+    if metric in frame.columns and frame[metric].notna().any():
+        return False
+    verdict.note = f"the runs do not log {metric}: their profile does not evaluate it"
+    return True
+
+
 def _compare(claim: CompareClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict) -> None:
+    if _unlogged(frame, claim.metric, verdict):
+        return
     better, worse = (row_runs(frame, rows, f"claim {claim.id}") for rows in (claim.better, claim.worse))
     missing = [name for name, runs in (("better", better), ("worse", worse)) if runs.empty]
     if missing:
-        verdict.note = f"no run has {' or '.join(f'{n} {getattr(claim, n)}' for n in missing)}"
+        verdict.note = f"no run has {' or '.join(f'{n} ({shown(getattr(claim, n))})' for n in missing)}"
         return
     values = [evidence.resampled(list(r.run_id), [claim.metric]).get(claim.metric) for r in (better, worse)]
     observed = [_observed(frame, r, claim.metric) for r in (better, worse)]
@@ -75,10 +91,12 @@ def _compare(claim: CompareClaim, frame: pd.DataFrame, evidence: Evidence, verdi
 
 
 def _best(claim: BestClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict) -> None:
+    if _unlogged(frame, claim.metric, verdict):
+        return
     grid = cells(frame, claim)
     claimed = [key for key in grid if is_best_cell(key, claim)]
     if not claimed or len(grid) < 2:
-        verdict.note = f"the runs have {len(grid)} cell(s) of {claim.among or 'the grid'}, " + (
+        verdict.note = f"the runs have {len(grid)} cell(s) of {shown(claim.among) or 'the grid'}, " + (
             "not the claimed one" if not claimed else "nothing to compare with"
         )
         return
@@ -103,7 +121,8 @@ def judge_claims(
     verdicts = []
     for claim in claims:
         verdict = Verdict(claim.id, claim.source, claim.text, claim.metric, claim.kind, NOT_RUN, at_setting,
-                          paper_difference=claim.paper_difference)  # fmt: skip
+                          paper_difference=claim.paper_difference,
+                          paper_value=claim.paper if isinstance(claim, BestClaim) else None)  # fmt: skip
         (_compare if isinstance(claim, CompareClaim) else _best)(claim, frame, evidence, verdict)  # type: ignore[arg-type]
         verdicts.append(verdict)
     family = [d for v in verdicts for d in v.comparisons]

@@ -230,3 +230,23 @@ def test_plan_seeds_with_one_seed_gives_the_items_floor(tmp_path: Path, reports_
     lines = power_lines("stats_demo", None, tracker, 3, Evidence(tracker, Resampler(300)), "cost")
     assert any(line.startswith("  low_noise_wins") and ">=" in line and "seed noise unknown" in line
                for line in lines)  # fmt: skip
+
+
+def test_line_points_carry_their_intervals(tmp_path: Path, reports_dir: Path) -> None:
+    from harness.report.evidence import Evidence
+    from harness.report.figures import curve, line_frame
+    from harness.report.parts.line import Line
+    from harness.stats.compare import interval
+    from harness.study_runs import trial_frame
+
+    tracker = _store(tmp_path, _runs([1, 2]))
+    frame, _ = trial_frame(tracker, "stats_demo")
+    evidence = Evidence(tracker, Resampler(300))
+    spec = Line(name="line", kind="line", x="lambda", metric="STS12-16.wmean")
+    points = line_frame(frame, spec, evidence)
+    half = points[points.x == 0.5]
+    runs = list(frame[frame["lambda"] == 0.5].sort_values("seed").run_id)
+    expected = interval(evidence.resampled(runs, ["STS12-16.wmean"])["STS12-16.wmean"])
+    assert (half.low.iloc[0], half.high.iloc[0]) == expected and len(half) == 2  # both seeds, one interval
+    curve(points, spec, tmp_path / "line.png")
+    assert (tmp_path / "line.png").stat().st_size > 1000

@@ -12,7 +12,8 @@ from harness.report.parts.base import FigurePart, Filtered, PartContext, registe
 @register_part("line")
 class Line(FigurePart, Filtered):
     """A final metric against a parameter (`x`), one line per label (e.g. `tau {tau}`), seeds averaged and
-    their spread shaded (Liao's lambda and tau ablations as lines; Chen Tables 8-9 over epochs)."""
+    their spread shaded, each point's 95% interval as an error bar (items, and seeds where several; Liao's
+    lambda and tau ablations as lines; Chen Tables 8-9 over epochs)."""
 
     x: str = Field(description="the param on the x axis, e.g. lambda")
     metric: str
@@ -22,4 +23,4 @@ class Line(FigurePart, Filtered):
     def draw(self, ctx: PartContext, path: Path) -> None:
         from harness.report.figures import curve, line_frame
 
-        curve(line_frame(ctx.frame, self), self, path)
+        curve(line_frame(ctx.frame, self, ctx.evidence), self, path)
