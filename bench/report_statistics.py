@@ -55,9 +55,8 @@ def cells(study: str) -> list[tuple[list[str], str]]:
     spec = load_spec(study, list(frame.columns), varying_params(frame))
     metrics = set()
     for table in spec.tables:
-        metrics.update(getattr(table, "columns", {}).values())
-        if getattr(table, "metric", None):
-            metrics.add(table.metric)
+        columns = getattr(table, "columns", None)
+        metrics.update(columns.values() if isinstance(columns, dict) else [table.metric])
     return [([run_id], metric) for run_id in frame.run_id for metric in sorted(metrics) if metric in frame]
 
 
@@ -88,6 +87,7 @@ def main() -> None:
     parser.add_argument("--skip-timing", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     print(machine_header())
     if not args.skip_timing:
         report_seconds(args.study, args.repeats)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from harness.stats.items import ARTIFACT, read_items
-from harness.stats.resample import Resampler, resampled_scores
+from harness.stats.resample import Resampler, item_resamples, seed_resamples
 
 if TYPE_CHECKING:
     from harness.tracking import Tracker
@@ -29,7 +29,7 @@ class Evidence:
     resampler: Resampler = field(default_factory=Resampler)
     reproduced: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)  # table -> cell -> where
     _records: dict[str, pd.DataFrame | None] = field(default_factory=dict)
-    _rows: dict[tuple[str, ...], dict[str, np.ndarray]] = field(default_factory=dict)
+    _runs: dict[str, dict[str, np.ndarray | None]] = field(default_factory=dict)
 
     def record(self, run_id: str) -> pd.DataFrame | None:
         """The run's item record, or None where it has none (a run from before records were kept)."""
@@ -44,17 +44,23 @@ class Evidence:
         return self._records[run_id]
 
     def resampled(self, run_ids: Sequence[str], metrics: Iterable[str]) -> dict[str, np.ndarray]:
-        """The row's B resampled values of each of `metrics` it can recompute (its runs in seed order;
-        a metric some run has no record for is left out)."""
-        key, metrics = tuple(run_ids), list(dict.fromkeys(metrics))
-        cached = self._rows.setdefault(key, {})
-        missing = [m for m in metrics if m not in cached]
-        records = [self.record(run_id) for run_id in run_ids]
-        if missing and records and all(r is not None for r in records):
-            cached.update(resampled_scores(records, self.resampler, missing))  # type: ignore[arg-type]
-            for metric in missing:
-                cached.setdefault(metric, None)  # type: ignore[arg-type]  # asked, not computable
-        return {m: cached[m] for m in metrics if cached.get(m) is not None}
+        """The row's B resampled values of each of `metrics` it can recompute (its runs in seed order:
+        items only for one, seeds then items for several; a metric a run has no record for is left
+        out). Each run's item resamples are computed once and shared by every row, table and claim."""
+        metrics = list(dict.fromkeys(metrics))
+        per_run = []
+        for run_id in run_ids:
+            cached = self._runs.setdefault(run_id, {})
+            missing = [m for m in metrics if m not in cached]
+            record = self.record(run_id)
+            if missing and record is not None:
+                computed = item_resamples(record, self.resampler, missing)
+                cached.update(computed)
+                cached.update({m: None for m in missing if m not in computed})  # asked, not computable
+            per_run.append({m: cached[m] for m in metrics if cached.get(m) is not None})
+        if not per_run:
+            return {}
+        return seed_resamples(per_run, self.resampler)  # type: ignore[arg-type]
 
     def covers(self, run_ids: Sequence[str]) -> str:
         """What a row's interval covers, for captions: seeds and items, or items only."""

@@ -2,17 +2,19 @@
 
 Items (Efron & Tibshirani 1993, percentile bootstrap): B resamples of each stratum's n items, drawn with
 replacement, kept as counts (harness.stats.weighted). A stratum's draws come from a generator seeded by
-the bootstrap seed, the stratum's name and size, and the slot (below): every run scored on STS12's MSRpar
-pairs gets the same B count vectors, whatever else the run evaluated, so a difference of two runs is
-computed on the same resamples, and reports are reproducible.
+the bootstrap seed and the stratum's name and size: every run scored on STS12's MSRpar pairs gets the
+same B count vectors, whatever else the run evaluated, so a difference of two runs is computed on the
+same resamples, and reports are reproducible.
 
 Seeds, then items (two levels): a row with k >= 2 seeds (runs alike but for `seed`) is resampled by
-drawing k of its seeds with replacement, then the items of each drawn seed: slot m of resample b takes
-seed `draws[b, m]` and the items' resample b of slot m. The row's resampled score is the mean over its k
-slots, as the row's score is the mean over its seeds. Rows with the same number of seeds (listed in the
-same order: sorted by seed) share the draws, so a difference of two rows is paired by seed too. A row
-with one seed is resampled over items only: its interval says nothing of seed noise, and the report says
-so."""
+drawing k of its seeds with replacement, and scoring each drawn seed on the items' resample b. Seeds and
+items are crossed, not nested: every seed is scored on the same test items, so one item resample applies
+to every drawn seed (Owen 2007, "The pigeonhole bootstrap", Ann. Appl. Stat.; a separate item draw per
+seed would treat the one test set as k independent ones and shrink its noise by 1/k). Resample b of the
+row is the mean over its k slots of S[draws[b, m], b], S[j] the item resamples of seed j's run, as the
+row's score is the mean over its seeds. Rows with the same number of seeds (listed in the same order:
+sorted by seed) share the draws, so a difference of two rows is paired by seed too. A row with one seed
+is resampled over items only: its interval says nothing of seed noise, and the report says so."""
 
 from __future__ import annotations
 
@@ -39,9 +41,9 @@ class Resampler:
         words = [zlib.crc32(str(part).encode()) for part in key]
         return np.random.default_rng(np.random.SeedSequence([self.seed, *words]))
 
-    def counts(self, stratum: str, n: int, slot: int = 0) -> np.ndarray:
+    def counts(self, stratum: str, n: int) -> np.ndarray:
         """[B, n] counts: row b is how often each item is drawn in resample b (each row sums to n)."""
-        return _counts(self, stratum, n, slot)
+        return _counts(self, stratum, n)
 
     def seed_draws(self, k: int) -> np.ndarray:
         """[B, k] positions of the seeds drawn (with replacement) in each resample, for rows of k seeds."""
@@ -49,9 +51,9 @@ class Resampler:
 
 
 @functools.lru_cache(maxsize=256)
-def _counts(resampler: Resampler, stratum: str, n: int, slot: int) -> np.ndarray:
+def _counts(resampler: Resampler, stratum: str, n: int) -> np.ndarray:
     """Drawn once per process: the report's rows share a stratum's resamples (cached; uint8 or uint16)."""
-    generator = resampler._generator("items", stratum, n, slot)
+    generator = resampler._generator("items", stratum, n)
     out = np.empty((resampler.resamples, n), dtype=np.uint16 if n > 255 else np.uint8)
     step = max(1, 2_000_000 // max(n, 1))
     for start in range(0, resampler.resamples, step):
@@ -62,29 +64,30 @@ def _counts(resampler: Resampler, stratum: str, n: int, slot: int) -> np.ndarray
     return out
 
 
+def item_resamples(
+    record: pd.DataFrame, resampler: Resampler, metrics: Iterable[str] | None = None
+) -> Scores:
+    """One run's B item resamples of each score (of `metrics`, or all the record gives)."""
+    return item_scores(record, resampler.counts, None if metrics is None else list(metrics))
+
+
+def seed_resamples(per_seed: Sequence[Scores], resampler: Resampler) -> Scores:
+    """A row's two-level resamples from its k seeds' item resamples (seed order): resample b is the mean
+    over k slots of the item resample b of seed draws[b, m]. A score some seed lacks is left out."""
+    k = len(per_seed)
+    if k == 1:
+        return dict(per_seed[0])
+    draws = resampler.seed_draws(k)
+    rows = np.arange(resampler.resamples)[:, None]
+    shared = set.intersection(*(set(scores) for scores in per_seed))
+    return {name: np.stack([per_seed[j][name] for j in range(k)])[draws, rows].mean(axis=1)
+            for name in sorted(shared)}  # fmt: skip
+
+
 def resampled_scores(
     records: Sequence[pd.DataFrame], resampler: Resampler, metrics: Iterable[str] | None = None
 ) -> Scores:
     """A row's B resampled scores: `records` are its runs' item records, one per seed in seed order;
     one record: items only; k >= 2: seeds, then items (module docstring)."""
     metrics = None if metrics is None else list(metrics)
-    if len(records) == 1:
-        return item_scores(records[0], resampler.counts, metrics)
-    k = len(records)
-    draws = resampler.seed_draws(k)
-    total: Scores = {}
-    filled: dict[str, int] = {}
-    for m in range(k):
-        for j, record in enumerate(records):
-            rows = np.flatnonzero(draws[:, m] == j)
-            if not len(rows):
-                continue
-
-            def counts(name: str, n: int, slot: int = m, rows: np.ndarray = rows) -> np.ndarray:
-                return resampler.counts(name, n, slot)[rows]
-
-            for name, values in item_scores(record, counts, metrics).items():
-                total.setdefault(name, np.zeros(resampler.resamples))[rows] += values / k
-                filled[name] = filled.get(name, 0) + len(rows)
-    # a score some seed's run lacks (it evaluated other tasks) has no two-level resamples
-    return {name: values for name, values in total.items() if filled[name] == k * resampler.resamples}
+    return seed_resamples([item_resamples(record, resampler, metrics) for record in records], resampler)
