@@ -203,6 +203,15 @@ class LoggedRun:
         with tempfile.TemporaryDirectory() as scratch:
             self.client.log_artifact(self.run_id, str(write_items(frame, Path(scratch) / ARTIFACT)))
 
+    def log_resamples(self, scores: Any, resampler: Any) -> None:
+        """A run's item resamples (harness.stats.resample_cache) as the artifact `resamples.npz`, which
+        the report reads instead of recomputing them; written whole, then uploaded."""
+        from harness.stats.resample_cache import ARTIFACT, write_resamples
+
+        with tempfile.TemporaryDirectory() as scratch:
+            path = write_resamples(scores, resampler, Path(scratch) / ARTIFACT)
+            self.client.log_artifact(self.run_id, str(path))
+
     def set_tag(self, key: str, value: str) -> None:
         self.client.set_tag(self.run_id, key, value)
 

@@ -63,7 +63,7 @@ def write_study(
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
     evidence = Evidence(tracker, resampler or Resampler()) if statistics else None
-    missing = [run_id for run_id in frame.run_id if evidence and evidence.record(run_id) is None]
+    missing = [run_id for run_id in frame.run_id if evidence and not evidence.has_items(run_id)]
     if missing:
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
                      "before the harness kept them): their cells have no interval.")  # fmt: skip

@@ -31,6 +31,23 @@ class Evidence:
     _records: dict[str, pd.DataFrame | None] = field(default_factory=dict)
     _runs: dict[str, dict[str, np.ndarray | None]] = field(default_factory=dict)
 
+    def _saved(self, run_id: str) -> dict[str, np.ndarray]:
+        """The run's item resamples saved when its trial ended, where drawn with this bootstrap."""
+        from harness.stats.resample_cache import ARTIFACT, read_resamples
+
+        with tempfile.TemporaryDirectory() as scratch:
+            try:
+                path = self.tracker.client.download_artifacts(run_id, ARTIFACT, scratch)
+            except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
+                return {}
+            return read_resamples(Path(path), self.resampler) or {}
+
+    def has_items(self, run_id: str) -> bool:
+        """Whether the run has evidence: saved resamples or an item record."""
+        if run_id not in self._runs:
+            self._runs[run_id] = self._saved(run_id)  # type: ignore[assignment]
+        return bool(self._runs[run_id]) or self.record(run_id) is not None
+
     def record(self, run_id: str) -> pd.DataFrame | None:
         """The run's item record, or None where it has none (a run from before records were kept)."""
         if run_id not in self._records:
@@ -50,9 +67,11 @@ class Evidence:
         metrics = list(dict.fromkeys(metrics))
         per_run = []
         for run_id in run_ids:
-            cached = self._runs.setdefault(run_id, {})
+            if run_id not in self._runs:
+                self._runs[run_id] = self._saved(run_id)  # type: ignore[assignment]
+            cached = self._runs[run_id]
             missing = [m for m in metrics if m not in cached]
-            record = self.record(run_id)
+            record = self.record(run_id) if missing else None
             if missing and record is not None:
                 computed = item_resamples(record, self.resampler, missing)
                 cached.update(computed)

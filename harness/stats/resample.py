@@ -52,14 +52,16 @@ class Resampler:
 
 @functools.lru_cache(maxsize=256)
 def _counts(resampler: Resampler, stratum: str, n: int) -> np.ndarray:
-    """Drawn once per process: the report's rows share a stratum's resamples (cached; uint8 or uint16)."""
+    """Drawn once per process: the report's rows share a stratum's resamples (cached, as uint8)."""
     generator = resampler._generator("items", stratum, n)
-    out = np.empty((resampler.resamples, n), dtype=np.uint16 if n > 255 else np.uint8)
+    out = np.empty((resampler.resamples, n), dtype=np.uint16)
     step = max(1, 2_000_000 // max(n, 1))
     for start in range(0, resampler.resamples, step):
         rows = min(step, resampler.resamples - start)
         drawn = generator.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
         out[start : start + rows] = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
+    if out.max() < 256:  # an item drawn 256 times of n: never in practice, but then uint16 is kept
+        out = out.astype(np.uint8)
     out.setflags(write=False)
     return out
 

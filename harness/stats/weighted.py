@@ -21,7 +21,7 @@ import numpy as np
 
 # Rows per block: a [32, 5000] block's temporaries stay in cache, where larger blocks ran 2-4x slower;
 # two threads, the cores CI and the developers' machines have.
-BLOCK = 32
+BLOCK, BLOCK_ITEMS = 32, 160_000  # at least BLOCK rows, about BLOCK_ITEMS weights a block
 THREADS = 2
 
 
@@ -61,33 +61,43 @@ def _group_ranks(w: np.ndarray, order: np.ndarray, starts: np.ndarray) -> tuple[
 
 
 def _spearman_block(w: np.ndarray, x: tuple, y: tuple) -> np.ndarray:
-    """Spearman rho of one block of weight rows. x without ties (a continuous prediction, the usual
-    case) takes the short way: in x's order an item's average rank is its cumulative weight less
-    (w - 1) / 2, an integer cumulative sum; with ties, each tie group's rank as for y."""
+    """Spearman rho of one block of weight rows. In x's sorted order the cumulative weight c gives each
+    item's average rank: (c before its tie group + c at the group's end + 1) / 2, which without ties is
+    c - (w - 1) / 2 (an integer cumulative sum, no sort); y's few tie groups (gold scores) are summed."""
     n = w.sum(axis=1, dtype=np.float64)
     centre = n * ((n + 1.0) / 2.0) ** 2  # n * mean^2: the mean of average ranks is always (n + 1) / 2
     rank_y, total_y = _group_ranks(w, y[0], y[1])
     syy = np.einsum("ij,ij->i", total_y * rank_y, rank_y) - centre
-    if len(x[1]) == w.shape[1]:  # no ties in x
-        ordered = w[:, x[0]]
-        rank_x = np.cumsum(ordered, axis=1, dtype=np.int32) - (ordered - 1.0) / 2.0
-        weighted_rank = ordered * rank_x
-        sxx = np.einsum("ij,ij->i", weighted_rank, rank_x) - centre
-        sxy = np.einsum("ij,ij->i", weighted_rank, rank_y[:, y[2][x[0]]]) - centre
+    order, starts, _ = x
+    ordered = w[:, order]
+    cumulative = np.cumsum(ordered, axis=1, dtype=np.int32)
+    if len(starts) == w.shape[1]:  # no ties in x
+        rank_x = cumulative - (ordered - 1.0) / 2.0
     else:
-        rank_x, total_x = _group_ranks(w, x[0], x[1])
-        sxx = np.einsum("ij,ij->i", total_x * rank_x, rank_x) - centre
-        sxy = np.einsum("ij,ij->i", w * rank_x[:, x[2]], rank_y[:, y[2]]) - centre
+        padded = np.concatenate([np.zeros((len(w), 1), np.int32), cumulative], axis=1)
+        first, last = _group_bounds(starts, w.shape[1])
+        rank_x = (padded[:, first] + padded[:, last] + 1.0) / 2.0
+    weighted_rank = ordered * rank_x
+    sxx = np.einsum("ij,ij->i", weighted_rank, rank_x) - centre
+    sxy = np.einsum("ij,ij->i", weighted_rank, rank_y[:, y[2][order]]) - centre
     return sxy / np.sqrt(sxx * syy)
+
+
+def _group_bounds(starts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each sorted position, its tie group's start and end (exclusive) as positions in a cumulative
+    sum padded with a leading 0."""
+    sizes = np.diff(np.r_[starts, n])
+    return np.repeat(starts, sizes), np.repeat(np.r_[starts[1:], n], sizes)
 
 
 def spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Weighted Spearman rho of x and y, per row: Pearson r of the repeated items' average ranks; blocks
     of rows on two threads (numpy releases the GIL in these loops)."""
     gx, gy = _groups(np.asarray(x, dtype=np.float64)), _groups(np.asarray(y, dtype=np.float64))
-    starts = range(0, len(weights), BLOCK)
+    rows = max(BLOCK, BLOCK_ITEMS // max(len(gx[0]), 1))  # small subsets: fewer, longer blocks
+    starts = range(0, len(weights), rows)
     with ThreadPoolExecutor(THREADS) as pool:
-        parts = list(pool.map(lambda start: _spearman_block(weights[start : start + BLOCK], gx, gy), starts))
+        parts = list(pool.map(lambda start: _spearman_block(weights[start : start + rows], gx, gy), starts))
     return np.concatenate(parts) if parts else np.empty(0)
 
 

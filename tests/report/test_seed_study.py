@@ -55,3 +55,18 @@ def test_a_three_seed_study_reports_two_level_intervals_and_a_verdict_per_claim(
         assert verdict["low"] < verdict["high"] and 0 <= verdict["p_holm"] <= 1
     assert "\\textbf{" in (folder / "claims.tex").read_text()
     assert len(findings.lines()) == 3  # the tally, then a line per claim
+    # each trial saved its item resamples; the report read them: the same intervals as from the records
+    from harness.report.evidence import Evidence
+    from harness.stats.compare import interval
+    from harness.study_runs import trial_frame
+    from harness.tracking import Tracker
+
+    tracker = Tracker()
+    frame, _ = trial_frame(tracker, "seeded")
+    first = frame.run_id.iloc[0]
+    assert "resamples.npz" in {a.path for a in tracker.client.list_artifacts(first)}
+    saved = Evidence(tracker).resampled([first], ["STSBenchmark.spearman"])["STSBenchmark.spearman"]
+    fresh = Evidence(tracker)
+    fresh._runs[first] = {}  # as if nothing were saved: recomputed from the record
+    recomputed = fresh.resampled([first], ["STSBenchmark.spearman"])["STSBenchmark.spearman"]
+    assert interval(saved) == pytest.approx(interval(recomputed), abs=1e-4)
