@@ -25,7 +25,11 @@ from pathlib import Path
 # (python -X importtime): MLflow's database store, which its client imports on opening a sqlite or
 # PostgreSQL store (0.8 s: SQLAlchemy's ORM, alembic; not needed with a tracking server, imported once
 # here all the same), and scipy.stats (0.3 s: the STS correlations).
-LATER_IMPORTS = ["mlflow.store.tracking.sqlalchemy_store", "scipy.stats"]
+LATER_IMPORTS = ["mlflow.store.tracking.sqlalchemy_store", "scipy.stats",
+                 # the per-item record (a pandas frame written as Parquet) and its resamples
+                 "pandas", "pandas.core.arrays.arrow.extension_types", "pyarrow.parquet",
+                 "pyarrow.pandas_compat",
+                 "harness.stats.items", "harness.stats.resample", "harness.stats.resample_cache"]  # fmt: skip
 ENTRY = "harness.cli:main"  # the `harness` command (pyproject.toml [project.scripts]); named, not imported:
 # the command line sits above the workers that start it
 # what a worker and a coordinator import; the fork server imports them once and does nothing else; the last

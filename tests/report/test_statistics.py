@@ -16,25 +16,17 @@ from harness.metric_names import metrics_of
 from harness.report import spec as spec_module
 from harness.report.build import build_report
 from harness.stats.item_scores import point_scores
-from harness.stats.items import ARTIFACT, concat_items, item_rows, write_items
+from harness.stats.items import ARTIFACT, write_items
 from harness.stats.resample import Resampler
 from harness.tracking import Tracker
+from tests.stats.records import sts_record
 
 SUBSETS = {"STS12": [300, 200], "STS13": [250], "STS14": [300], "STS15": [250], "STS16": [200]}
 
 
 def _record(noise: float, seed: int) -> pd.DataFrame:
-    """STS12-16 predictions: gold plus noise, so lower noise scores higher; the items are the same for
-    every run (the gold comes from a fixed generator), the noise is the run's."""
-    gold_rng, rng = np.random.default_rng(0), np.random.default_rng(seed)
-    parts = []
-    for task, sizes in SUBSETS.items():
-        for i, n in enumerate(sizes):
-            gold = np.round(gold_rng.uniform(0, 5, n), 1)
-            parts.append(
-                item_rows(task, "sts", gold + noise * rng.normal(size=n), gold, subset=f"{task}.{i}")
-            )
-    return concat_items(parts)
+    """STS12-16 predictions on the same items for every run, lower noise scoring higher."""
+    return sts_record(SUBSETS, noise, seed)
 
 
 def _store(tmp_path: Path, runs: list[tuple[dict, pd.DataFrame]], study: str = "stats_demo") -> Tracker:

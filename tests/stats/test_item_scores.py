@@ -12,20 +12,13 @@ from harness.stats.compare import interval
 from harness.stats.item_scores import item_scores, point_scores
 from harness.stats.items import concat_items, item_rows, read_items, write_items
 from harness.stats.resample import Resampler, resampled_scores
+from tests.stats.records import sts_record
 
 YEARS = {"STS12": [120, 80, 40], "STS13": [60, 90], "STS14": [70], "STS15": [50, 50], "STS16": [30, 45]}
 
 
-def _sts_record(seed: int = 0, noise: float = 1.0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    parts = []
-    for task, sizes in YEARS.items():
-        for i, n in enumerate(sizes):
-            gold = np.round(rng.uniform(0, 5, n), 1)
-            parts.append(
-                item_rows(task, "sts", gold + noise * rng.normal(size=n), gold, subset=f"{task}-s{i}")
-            )
-    return concat_items(parts)
+def _sts_record() -> pd.DataFrame:
+    return sts_record(YEARS, noise=1.0, seed=1)
 
 
 def test_sts_aggregates_equal_their_definition_on_the_unresampled_items() -> None:
