@@ -8,8 +8,6 @@ The per-item record of the scored tasks (harness.stats.items) goes with them: be
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,19 +99,17 @@ def write_json(
     """Write `{"results": {task: scores}, "settings": {...}}` atomically: a complete file or none; with
     `items`, the record first (`items_path`, atomically too) and the JSON last, so a JSON on disk always
     has its record beside it, and a failure leaves neither."""
+    from harness.staging import written_atomically
     from harness.stats.items import write_items
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if items is not None:
         write_items(items, items_path(target))
-    handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
     try:
-        with os.fdopen(handle, "w") as out:
+        with written_atomically(target) as scratch, open(scratch, "w") as out:
             json.dump({"results": results, "settings": settings}, out, indent=2)
-        os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
         if items is not None:
             items_path(target).unlink(missing_ok=True)
         raise

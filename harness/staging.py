@@ -44,3 +44,18 @@ def staged(parent: Path, prefix: str, what: str) -> Iterator[Path]:
                 folder.rmdir()
         raise
     shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def written_atomically(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path` for the block to write; renamed onto `path` when the block ends,
+    removed if it fails: `path` is a complete file or untouched."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        yield Path(scratch)
+        os.replace(scratch, path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise

@@ -19,13 +19,13 @@ a few hundred KB for STS12-16, STS-B and SICK-R, read back whole by the report.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from harness.staging import written_atomically
 
 ARTIFACT = "items.parquet"
 COLUMNS = ("task", "protocol", "subset", "fold", "item", "prediction", "gold")
@@ -76,15 +76,8 @@ def write_items(frame: pd.DataFrame, path: Path) -> Path:
     stored = frame[list(COLUMNS)].copy()
     for column in ("task", "protocol", "subset"):
         stored[column] = stored[column].astype("category")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+    with written_atomically(path) as scratch:
         stored.to_parquet(scratch, index=False, compression="zstd")
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
     return path
 
 

@@ -8,17 +8,16 @@ a report with another B, seed or format recomputes from the record instead."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from harness.staging import written_atomically
 from harness.stats.item_scores import Scores
 from harness.stats.resample import Resampler
 
 ARTIFACT = "resamples.npz"
-FORMAT = 1  # bump when a score's resampling changes: older files are then recomputed, not read
+FORMAT = 2  # bump when a score's resampling changes: older files are then recomputed, not read
 _META = "__bootstrap__"
 
 
@@ -26,15 +25,8 @@ def write_resamples(scores: Scores, resampler: Resampler, path: Path) -> Path:
     """Write the resamples atomically (a temporary file in the same folder, then a rename)."""
     arrays = {name: np.asarray(values, dtype=np.float32) for name, values in scores.items()}
     arrays[_META] = np.array([FORMAT, resampler.resamples, resampler.seed], dtype=np.int64)
-    handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        with open(scratch, "wb") as out:
-            np.savez(out, **arrays)
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
+    with written_atomically(path) as scratch, open(scratch, "wb") as out:
+        np.savez(out, **arrays)
     return path
 
 
