@@ -448,7 +448,7 @@ def tasks_cmd() -> None:
 @click.option("--no-pdf", is_flag=True, help="skip pdflatex")
 @click.option("--resamples", default=BOOTSTRAP_RESAMPLES, show_default=True, type=click.IntRange(min=100),
               help="bootstrap resamples B of each interval (docs/statistics.md)")  # fmt: skip
-@click.option("--bootstrap-seed", default=BOOTSTRAP_SEED, show_default=True, type=int,
+@click.option("--bootstrap-seed", default=BOOTSTRAP_SEED, show_default=True, type=click.IntRange(min=0),
               help="the bootstrap's seed: the same seed, the same intervals")  # fmt: skip
 @click.option("--no-statistics", is_flag=True, help="the numbers alone: no intervals, no claims' verdicts")
 def report_cmd(

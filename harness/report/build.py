@@ -62,7 +62,8 @@ def write_study(
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
-    evidence = Evidence(tracker, resampler or Resampler()) if statistics else None
+    seeds = dict(zip(frame.run_id, frame["seed"], strict=True)) if "seed" in frame.columns else {}
+    evidence = Evidence(tracker, resampler or Resampler(), seeds) if statistics else None
     missing = [run_id for run_id in frame.run_id if evidence and not evidence.has_items(run_id)]
     if missing:
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "

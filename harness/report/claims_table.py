@@ -37,7 +37,7 @@ def _row(v: Verdict) -> str:
     return " & ".join(cells) + " \\\\"
 
 
-def claims_latex(verdicts: list[Verdict], setting_note: str, resamples: int) -> str:
+def claims_latex(verdicts: list[Verdict], setting_note: str, resamples: int, study: str = "") -> str:
     """The table; `setting_note` is '' at the paper's setting, else how the runs differ from it."""
     tally = counts(verdicts)
     covers = sorted({v.covers for v in verdicts if v.covers})
@@ -60,6 +60,6 @@ def claims_latex(verdicts: list[Verdict], setting_note: str, resamples: int) -> 
     columns = f"@{{}}{ragged}{{0.36\\linewidth}}{ragged}{{0.11\\linewidth}}r{ragged}{{0.2\\linewidth}}rl@{{}}"
     head = f"\\toprule\n{HEADER} \\\\\n\\midrule\n"
     return (  # a longtable: a paper's many claims break across pages, the header repeated
-        f"{{\\footnotesize\n\\begin{{longtable}}{{{columns}}}\n\\caption{{{caption}}}\\label{{tab:claims}}\\\\\n"
+        f"{{\\footnotesize\n\\begin{{longtable}}{{{columns}}}\n\\caption{{{caption}}}\\label{{tab:claims-{study}}}\\\\\n"
         f"{head}\\endfirsthead\n{head}\\endhead\n{rows}\n\\bottomrule\n\\end{{longtable}}}}\n"
     )

@@ -27,6 +27,7 @@ class Evidence:
 
     tracker: Tracker
     resampler: Resampler = field(default_factory=Resampler)
+    seeds: dict[str, object] = field(default_factory=dict)  # run id -> its seed: rows pair by seed names
     reproduced: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)  # table -> cell -> where
     _records: dict[str, pd.DataFrame | None] = field(default_factory=dict)
     _runs: dict[str, dict[str, np.ndarray | None]] = field(default_factory=dict)
@@ -57,7 +58,7 @@ class Evidence:
                 except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
                     self._records[run_id] = None
                 else:
-                    self._records[run_id] = read_items(Path(path))
+                    self._records[run_id] = _readable(Path(path))
         return self._records[run_id]
 
     def resampled(self, run_ids: Sequence[str], metrics: Iterable[str]) -> dict[str, np.ndarray]:
@@ -76,12 +77,23 @@ class Evidence:
                 computed = item_resamples(record, self.resampler, missing)
                 cached.update(computed)
                 cached.update({m: None for m in missing if m not in computed})  # asked, not computable
+                self._records.pop(run_id)  # hundreds of runs: keep their resamples, not their records
             per_run.append({m: cached[m] for m in metrics if cached.get(m) is not None})
         if not per_run:
             return {}
-        return seed_resamples(per_run, self.resampler)  # type: ignore[arg-type]
+        names = [self.seeds.get(run_id) for run_id in run_ids]
+        seeds = names if None not in names else None
+        return seed_resamples(per_run, self.resampler, seeds)  # type: ignore[arg-type]
 
     def covers(self, run_ids: Sequence[str]) -> str:
         """What a row's interval covers, for captions: seeds and items, or items only."""
         k = len(run_ids)
         return f"seeds and items ({k} seeds)" if k > 1 else "items only, 1 seed"
+
+
+def _readable(path: Path) -> pd.DataFrame | None:
+    """A record read back, or None where the file cannot be read (a run's cells then have no interval)."""
+    try:
+        return read_items(path)
+    except Exception:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
+        return None

@@ -53,7 +53,7 @@ class StudyFindings:
         return counts(self.verdicts)
 
     def latex(self) -> str:
-        return claims_latex(self.verdicts, self.setting_note, self.resamples)
+        return claims_latex(self.verdicts, self.setting_note, self.resamples, self.study)
 
     def json(self) -> str:
         payload = {"study": self.study, "at_paper_setting": self.at_setting, "setting": self.setting_note,

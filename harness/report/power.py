@@ -64,11 +64,11 @@ def power_lines(
     lines = [f"with {seeds} seed(s) per row: {cost}; smallest difference each claim could detect at 80% "
              f"power (two-sided 0.05), from {len(frame)} finished run(s), {finished} seed(s):"]  # fmt: skip
     for claim in spec.claims:
-        rows = _pair(claim, frame)
-        if rows is None:
-            lines.append(f"  {claim.id}: not estimated (its rows have no finished runs)")
-            continue
         try:
+            rows = _pair(claim, frame)
+            if rows is None:
+                lines.append(f"  {claim.id}: not estimated (its rows have no finished runs)")
+                continue
             item_variance, seed_variance = _variances(claim, rows, evidence)
         except HarnessError as exc:
             lines.append(f"  {claim.id}: not estimated ({exc})")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from harness.report.collect import varying_params
 from harness.report.evidence import Evidence
 from harness.stats.compare import ALPHA, Difference, holm, interval
 
@@ -32,11 +33,15 @@ class TableStats:
     seeds: set[int] = field(default_factory=set)  # the rows' numbers of seeds
     comparisons: int = 0
     baseline: str | None = None
+    missing_baseline: str | None = None  # the spec's baseline, where these runs have no such row
+    mixed: int = 0  # cells whose runs are several configurations (no interval)
     resamples: int = 0
 
     def ci(self, label: str, column: str, digits: int) -> str:
         low_high = self.intervals.get((label, column))
-        return "" if low_high is None else f"[{low_high[0]:.{digits}f}, {low_high[1]:.{digits}f}]"
+        if low_high is None or not np.all(np.isfinite(low_high)):  # undefined: constant predictions
+            return ""
+        return f"[{low_high[0]:.{digits}f}, {low_high[1]:.{digits}f}]"
 
     def mark(self, label: str, column: str) -> str:
         return "$^\\dagger$" if (label, column) in self.daggers else ""
@@ -48,7 +53,7 @@ class TableStats:
     def caption(self, baseline_shown: str = "") -> str:
         """The caption's sentences: what the intervals cover, the daggers, the paper marks."""
         if not self.intervals:
-            return ""
+            return " No interval: these runs have no item records." if not self.mixed else ""
         one = 1 in self.seeds
         covers = " and ".join(
             (["items only (1 seed: seed noise left out, so the spread is understated)"] if one else [])
@@ -63,6 +68,10 @@ class TableStats:
                 f" $^\\dagger$: differs from {baseline_shown or self.baseline} beyond the paired 95\\% "
                 f"interval, Holm's correction over the table's {self.comparisons} comparisons."
             )
+        if self.missing_baseline:
+            text += f" No dagger: these runs have no row {self.missing_baseline} to compare with."
+        if self.mixed:
+            text += f" {self.mixed} cell(s) average runs of several configurations: no interval."
         if self.reproduced:
             inside = sum(v == INSIDE for v in self.reproduced.values())
             text += (
@@ -133,6 +142,12 @@ def derived_vector(spec: object) -> Callable[[Vector, str, str], np.ndarray | No
         return np.mean(parts, axis=0) if op == "mean" else parts[0] - parts[1]
 
     return derived
+
+
+def one_configuration(runs: pd.DataFrame) -> bool:
+    """Whether a cell's runs differ in nothing but their seed (else their mean has no two-level
+    interval: its runs are not seeds of one configuration)."""
+    return not [c for c in varying_params(runs) if c != "seed"]
 
 
 def seed_sorted(frame: pd.DataFrame) -> pd.DataFrame:

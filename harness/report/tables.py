@@ -11,7 +11,7 @@ from pandas.io.formats.style import Styler
 from harness.errors import HarnessError
 from harness.report.collect import filter_runs, require_columns, row_labels
 from harness.report.setting import Setting
-from harness.report.table_stats import TableStats, derived_vector, seed_sorted, table_stats
+from harness.report.table_stats import TableStats, derived_vector, one_configuration, seed_sorted, table_stats
 
 if TYPE_CHECKING:
     from harness.report.evidence import Evidence
@@ -55,9 +55,13 @@ def grid_latex(
     stats = None
     if evidence is not None and spec.intervals:
         cells: dict[tuple[str, str], tuple[list[str], str]] = {}
+        mixed = []
         for (row, column), runs in seed_sorted(frame).groupby([spec.rows, spec.columns], sort=False):
-            cells[(shown(row), shown(column))] = (list(runs.run_id), spec.metric)
-        stats = _stats(evidence, cells, grid, spec, setting)
+            if one_configuration(runs):
+                cells[(shown(row), shown(column))] = (list(runs.run_id), spec.metric)
+            else:
+                mixed.append((shown(row), shown(column)))
+        stats = _stats(evidence, cells, grid, spec, setting, mixed)
     return _render(grid, std, count, spec, best_overall=True, corner=corner, setting=setting, stats=stats)
 
 
@@ -67,18 +71,18 @@ def _stats(
     mean: pd.DataFrame,
     spec: RunsTable | GridTable,
     setting: Setting | None,
+    mixed: list,
 ) -> TableStats:
     """The table's intervals, daggers against `spec.baseline` and reproduction marks (at the paper's
     setting only: elsewhere the paper's values are another model's)."""
-    if spec.baseline is not None and spec.baseline not in mean.index:
-        raise HarnessError(
-            f"table {spec.name}: baseline {spec.baseline!r} is not a row; fix reports/<study>.yaml"
-        )
+    baseline = spec.baseline if spec.baseline in mean.index else None  # a profile may not run it
     shown = [(label, column) for label in mean.index for column in mean.columns]
     comparable = setting is None or setting.matches
     reference = {(label, column): value for label, values in spec.reference.items()
                  for column, value in values.items()} if comparable else {}  # fmt: skip
-    stats = table_stats(evidence, cells, derived_vector(spec), shown, spec.baseline, reference)
+    stats = table_stats(evidence, cells, derived_vector(spec), shown, baseline, reference)
+    stats.missing_baseline = latex_label(spec.baseline) if spec.baseline and baseline is None else None
+    stats.mixed = len(mixed)
     evidence.reproduced[spec.name] = stats.reproduced  # the book's per-paper count of reproduced cells
     return stats
 
@@ -155,12 +159,15 @@ def runs_latex(
         labels = [
             spec.rename.get(label, label) for label in row_labels(runs, spec.label, f"table {spec.name}")
         ]
-        by_label: dict[str, list[str]] = {}
-        for label, run_id in zip(labels, runs.run_id, strict=True):
-            by_label.setdefault(label, []).append(run_id)
-        cells = {(label, column): (ids, metric) for label, ids in by_label.items()
-                 for column, metric in spec.columns.items()}  # fmt: skip
-        stats = _stats(evidence, cells, mean, spec, setting)
+        cells, mixed = {}, []
+        for label, group in runs.groupby(pd.Index(labels), sort=False):
+            for column, metric in spec.columns.items():  # the runs that have the column's metric: a
+                scored = group[group[metric].notna()] if metric in group else group.iloc[0:0]  # row may
+                if one_configuration(scored):  # join runs of other tasks (Chen Table 2's single-task row)
+                    cells[(label, column)] = (list(scored.run_id), metric)
+                else:
+                    mixed.append((label, column))
+        stats = _stats(evidence, cells, mean, spec, setting, mixed)
     return _render(mean, std, count, spec, setting=setting, stats=stats)
 
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from harness.errors import HarnessError
 from harness.report.claim_spec import BestClaim, CompareClaim, cells, is_best_cell, row_runs
 from harness.report.evidence import Evidence
 from harness.stats.compare import HOLDS, INCONCLUSIVE, REVERSED, Difference, best_share, judge
@@ -123,7 +124,10 @@ def judge_claims(
         verdict = Verdict(claim.id, claim.source, claim.text, claim.metric, claim.kind, NOT_RUN, at_setting,
                           paper_difference=claim.paper_difference,
                           paper_value=claim.paper if isinstance(claim, BestClaim) else None)  # fmt: skip
-        (_compare if isinstance(claim, CompareClaim) else _best)(claim, frame, evidence, verdict)  # type: ignore[arg-type]
+        try:
+            (_compare if isinstance(claim, CompareClaim) else _best)(claim, frame, evidence, verdict)  # type: ignore[arg-type]
+        except HarnessError as exc:  # e.g. rows matching several configurations: this claim, not the report
+            verdict.note, verdict.comparisons = f"not judged: {exc}", []
         verdicts.append(verdict)
     family = [d for v in verdicts for d in v.comparisons]
     outcomes, adjusted = judge(family) if family else ([], [])

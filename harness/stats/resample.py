@@ -45,23 +45,25 @@ class Resampler:
         """[B, n] counts: row b is how often each item is drawn in resample b (each row sums to n)."""
         return _counts(self, stratum, n)
 
-    def seed_draws(self, k: int) -> np.ndarray:
-        """[B, k] positions of the seeds drawn (with replacement) in each resample, for rows of k seeds."""
-        return self._generator("seeds", k).integers(0, k, size=(self.resamples, k))
+    def seed_draws(self, seeds: Sequence[object]) -> np.ndarray:
+        """[B, k] positions of the seeds drawn (with replacement) in each resample of a row of these k
+        seeds: rows with the same seeds share the draws (paired by seed), others are drawn apart."""
+        return self._generator("seeds", *seeds).integers(0, len(seeds), size=(self.resamples, len(seeds)))
 
 
 @functools.lru_cache(maxsize=256)
 def _counts(resampler: Resampler, stratum: str, n: int) -> np.ndarray:
     """Drawn once per process: the report's rows share a stratum's resamples (cached, as uint8)."""
     generator = resampler._generator("items", stratum, n)
-    out = np.empty((resampler.resamples, n), dtype=np.uint16)
+    out = np.empty((resampler.resamples, n), dtype=np.uint8)  # an item drawn 256 times: never seen
     step = max(1, 2_000_000 // max(n, 1))
     for start in range(0, resampler.resamples, step):
         rows = min(step, resampler.resamples - start)
         drawn = generator.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
-        out[start : start + rows] = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
-    if out.max() < 256:  # an item drawn 256 times of n: never in practice, but then uint16 is kept
-        out = out.astype(np.uint8)
+        counts = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
+        if counts.max() > 255:  # but then it is kept exactly, at twice the memory
+            out = out.astype(np.uint16)
+        out[start : start + rows] = counts
     out.setflags(write=False)
     return out
 
@@ -73,13 +75,16 @@ def item_resamples(
     return item_scores(record, resampler.counts, None if metrics is None else list(metrics))
 
 
-def seed_resamples(per_seed: Sequence[Scores], resampler: Resampler) -> Scores:
-    """A row's two-level resamples from its k seeds' item resamples (seed order): resample b is the mean
-    over k slots of the item resample b of seed draws[b, m]. A score some seed lacks is left out."""
+def seed_resamples(
+    per_seed: Sequence[Scores], resampler: Resampler, seeds: Sequence[object] | None = None
+) -> Scores:
+    """A row's two-level resamples from its k seeds' item resamples (in the order of `seeds`, their
+    names; default 0..k-1): resample b is the mean over k slots of the item resample b of seed
+    draws[b, m]. A score some seed lacks is left out."""
     k = len(per_seed)
     if k == 1:
         return dict(per_seed[0])
-    draws = resampler.seed_draws(k)
+    draws = resampler.seed_draws(list(range(k)) if seeds is None else list(seeds))
     rows = np.arange(resampler.resamples)[:, None]
     shared = set.intersection(*(set(scores) for scores in per_seed))
     return {name: np.stack([per_seed[j][name] for j in range(k)])[draws, rows].mean(axis=1)
@@ -87,9 +92,14 @@ def seed_resamples(per_seed: Sequence[Scores], resampler: Resampler) -> Scores:
 
 
 def resampled_scores(
-    records: Sequence[pd.DataFrame], resampler: Resampler, metrics: Iterable[str] | None = None
+    records: Sequence[pd.DataFrame],
+    resampler: Resampler,
+    metrics: Iterable[str] | None = None,
+    seeds: Sequence[object] | None = None,
 ) -> Scores:
-    """A row's B resampled scores: `records` are its runs' item records, one per seed in seed order;
-    one record: items only; k >= 2: seeds, then items (module docstring)."""
+    """A row's B resampled scores: `records` are its runs' item records, one per seed in seed order
+    (`seeds` their names); one record: items only; k >= 2: seeds, then items (module docstring)."""
     metrics = None if metrics is None else list(metrics)
-    return seed_resamples([item_resamples(record, resampler, metrics) for record in records], resampler)
+    return seed_resamples(
+        [item_resamples(record, resampler, metrics) for record in records], resampler, seeds
+    )

@@ -242,3 +242,23 @@ def test_line_points_carry_their_intervals(tmp_path: Path, reports_dir: Path) ->
     assert (half.low.iloc[0], half.high.iloc[0]) == expected and len(half) == 2  # both seeds, one interval
     curve(points, spec, tmp_path / "line.png")
     assert (tmp_path / "line.png").stat().st_size > 1000
+
+
+def test_a_bad_claim_or_a_missing_baseline_degrades_to_a_note(tmp_path: Path, reports_dir: Path) -> None:
+    spec = {
+        "study": "stats_demo",
+        "title": "t",
+        "tables": [{"name": "rows", "kind": "runs", "label": "lambda = {lambda}", "baseline": "lambda = 0.9",
+                    "columns": {"Avg.": "STS12-16.wmean"}}],
+        "claims": [{"id": "vague", "source": "test", "text": "t", "metric": "STS12-16.wmean",
+                    "better": {"tau": 1.0}, "worse": {"lambda": 0.1}}],
+    }  # fmt: skip
+    (reports_dir / "stats_demo.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    _store(tmp_path, _runs([1]))
+    folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(300))
+    rows = (folder / "rows.tex").read_text()
+    assert "No dagger: these runs have no row $\\lambda$ = 0.9" in rows and "\\quad 95\\% interval" in rows
+    (vague,) = findings.verdicts
+    assert vague.verdict == "not run" and vague.note.startswith(
+        "not judged: claim vague: {'tau': 1.0} matches"
+    )

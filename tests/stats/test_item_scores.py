@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from harness.stats.compare import interval
-from harness.stats.item_scores import item_scores, point_scores
+from harness.stats.item_scores import item_scores, point_scores, stratum
 from harness.stats.items import concat_items, item_rows, read_items, write_items
 from harness.stats.resample import Resampler, resampled_scores
 from tests.stats.records import sts_record
@@ -105,3 +105,23 @@ def test_rows_with_the_same_seeds_are_paired_by_seed() -> None:
     )
     low, high = interval(difference)
     assert 0 < low < 2 < high < 4
+
+
+def test_rows_pair_by_seed_names_and_items_by_their_gold() -> None:
+    resampler = Resampler(50)
+    assert np.array_equal(resampler.seed_draws([1, 2, 3]), resampler.seed_draws([1, 2, 3]))
+    assert not np.array_equal(resampler.seed_draws([1, 2, 3]), resampler.seed_draws([1, 2, 4]))
+    gold = np.arange(20.0)
+    assert stratum("STS12", "MSRpar", -1, gold) == stratum("STS12", "MSRpar", -1, gold.copy())
+    assert stratum("STS12", "MSRpar", -1, gold) != stratum("STS12", "MSRpar", -1, gold[::-1])  # unpaired
+
+
+def test_constant_predictions_have_no_interval_and_no_verdict() -> None:
+    from harness.stats.compare import Difference, judge
+
+    gold = np.round(np.random.default_rng(0).uniform(0, 5, 200), 1)
+    flat = item_rows("STSBenchmark", "sts", np.zeros(200), gold)
+    values = resampled_scores([flat], Resampler(200))["STSBenchmark.spearman"]
+    assert np.isnan(values).all() and np.isnan(interval(values)).all()
+    difference = Difference.of(float("nan"), values - 50.0)
+    assert np.isnan(difference.p) and judge([difference])[0] == ["inconclusive"]
