@@ -118,7 +118,7 @@ def test_listing_commands_and_argument_errors_import_no_torch(tmp_path: Path) ->
 # The layers, bottom to top (README "Layout"): a module imports only from its own layer or those below.
 LAYERS = [
     {"bar_line", "choices", "errors", "fields", "notices", "processes", "home", "device", "metric_names",
-     "registry", "config"},
+     "registry", "config", "staging"},
     {"data", "losses"},
     {"model"},
     {"train", "evaluate", "stats"},  # stats: the per-item record evaluate writes, scored by its registry
