@@ -5,6 +5,7 @@ resamples (paired by construction)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from harness.stats.resample import Resampler, item_resamples, seed_resamples
 
 if TYPE_CHECKING:
     from harness.tracking import Tracker
+
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per run's downloaded record
 
 
 @dataclass
