@@ -39,7 +39,9 @@ def own_study(tmp_path: Path, tiny_bert: Path, **profiles: dict) -> Path:
 
 
 @pytest.mark.slow
-def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny_bert: Path) -> None:
+def test_a_study_without_profiles_runs_its_base_to_a_report(
+    tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = own_study(tmp_path, tiny_bert)
     result = harness_here("run-study", str(path))
     assert result.returncode == 0, result.stderr
@@ -90,6 +92,13 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(tmp_path: Path, tiny
     assert (tmp_path / "reports" / "my_simcse" / "runs.csv").is_file()
     listed = harness("studies").stdout  # shipped studies only: this one lives in tmp_path
     assert "finished here" in listed
+    # the same command with --report: nothing left to run, then the report under ./reports/build
+    monkeypatch.chdir(tmp_path)
+    again = harness_here("run-study", str(path), "--report")
+    assert again.returncode == 0, again.stderr
+    assert "report: reports/build/my_simcse" in again.stdout and "next: `harness report" not in again.stdout
+    table = (tmp_path / "reports" / "build" / "my_simcse" / "results.tex").read_text()
+    assert "\\quad 95\\% interval" in table and "items only (1 seed" in table  # from the trials' records
 
 
 def test_dry_run_lists_every_trial_and_writes_nothing(

@@ -262,3 +262,23 @@ def test_a_bad_claim_or_a_missing_baseline_degrades_to_a_note(tmp_path: Path, re
     assert vague.verdict == "not run" and vague.note.startswith(
         "not judged: claim vague: {'tau': 1.0} matches"
     )
+
+
+def test_paper_values_are_marked_inside_above_or_below_the_interval(
+    tmp_path: Path, reports_dir: Path
+) -> None:
+    tracker = _store(tmp_path, _runs([1]))
+    from harness.study_runs import trial_frame
+
+    frame, _ = trial_frame(tracker, "stats_demo")
+    ours = float(frame[frame["lambda"] == 0.5]["STS12-16.wmean"].iloc[0])
+    spec = {"study": "stats_demo", "title": "t", "tables": [
+        {"name": "rows", "kind": "runs", "label": "lambda = {lambda}", "columns": {"Avg.": "STS12-16.wmean"},
+         "reference": {"lambda = 0.5": {"Avg.": round(ours, 2)}, "lambda = 0.1": {"Avg.": 99.0},
+                       "lambda = 0.51": {"Avg.": 1.0}}}]}  # fmt: skip
+    (reports_dir / "stats_demo.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(500))
+    assert dict(findings.reproduced) == {"inside": 1, "above": 1, "below": 1}
+    rows = (folder / "rows.tex").read_text()
+    assert "99.00$^\\uparrow$" in rows and "1.00$^\\downarrow$" in rows and f"{ours:.2f} \\\\" in rows
+    assert "1 of 3 inside the harness's interval" in rows
