@@ -144,10 +144,17 @@ def derived_vector(spec: object) -> Callable[[Vector, str, str], np.ndarray | No
     return derived
 
 
-def one_configuration(runs: pd.DataFrame) -> bool:
-    """Whether a cell's runs differ in nothing but their seed (else their mean has no two-level
-    interval: its runs are not seeds of one configuration)."""
-    return not [c for c in varying_params(runs) if c != "seed"]
+def one_configuration(runs: pd.DataFrame, params: list[str]) -> bool:
+    """Whether a cell's runs agree on every one of `params` (the params that vary over the table's runs,
+    `config_params`): else their mean has no two-level interval, its runs are not seeds of one
+    configuration."""
+    return all(runs[param].astype(str).nunique() <= 1 for param in params)
+
+
+def config_params(frame: pd.DataFrame) -> list[str]:
+    """The params that vary over a table's runs, but `seed`: checked per cell by `one_configuration`
+    (computed once: `varying_params` looks at every column)."""
+    return [c for c in varying_params(frame) if c != "seed"]
 
 
 def seed_sorted(frame: pd.DataFrame) -> pd.DataFrame:

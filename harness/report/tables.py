@@ -11,7 +11,14 @@ from pandas.io.formats.style import Styler
 from harness.errors import HarnessError
 from harness.report.collect import filter_runs, require_columns, row_labels
 from harness.report.setting import Setting
-from harness.report.table_stats import TableStats, derived_vector, one_configuration, seed_sorted, table_stats
+from harness.report.table_stats import (
+    TableStats,
+    config_params,
+    derived_vector,
+    one_configuration,
+    seed_sorted,
+    table_stats,
+)
 
 if TYPE_CHECKING:
     from harness.report.evidence import Evidence
@@ -55,9 +62,9 @@ def grid_latex(
     stats = None
     if evidence is not None and spec.intervals:
         cells: dict[tuple[str, str], tuple[list[str], str]] = {}
-        mixed = []
+        mixed, params = [], config_params(frame)
         for (row, column), runs in seed_sorted(frame).groupby([spec.rows, spec.columns], sort=False):
-            if one_configuration(runs):
+            if one_configuration(runs, params):
                 cells[(shown(row), shown(column))] = (list(runs.run_id), spec.metric)
             else:
                 mixed.append((shown(row), shown(column)))
@@ -159,11 +166,13 @@ def runs_latex(
         labels = [
             spec.rename.get(label, label) for label in row_labels(runs, spec.label, f"table {spec.name}")
         ]
-        cells, mixed = {}, []
+        cells, mixed, params = {}, [], config_params(runs)
         for label, group in runs.groupby(pd.Index(labels), sort=False):
             for column, metric in spec.columns.items():  # the runs that have the column's metric: a
                 scored = group[group[metric].notna()] if metric in group else group.iloc[0:0]  # row may
-                if one_configuration(scored):  # join runs of other tasks (Chen Table 2's single-task row)
+                if one_configuration(
+                    scored, params
+                ):  # join runs of other tasks (Chen Table 2's single-task row)
                     cells[(label, column)] = (list(scored.run_id), metric)
                 else:
                     mixed.append((label, column))
