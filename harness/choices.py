@@ -24,8 +24,8 @@ TEXT_VARIANTS: tuple[str, ...] = get_args(TextVariant)
 TRANSFER_FOLDS: dict[str, int] = {"prototyping": 5, "default": 10}
 
 # The report's bootstrap (harness.stats.resample): resamples B per interval and the fixed seed that makes
-# reports reproducible. B: on the demo's 32 cells the interval ends move by 0.041 points on average between
-# two bootstrap seeds at 4000 (max 0.17; the max falls below 0.05 near B = 25,000, at 6x the cost of a
-# trial's resamples); bench/report_statistics.py, docs/statistics.md.
+# reports reproducible. B: on the demo's 32 cells the interval ends move by 0.027 points on average between
+# two bootstrap seeds at 4000 (95th percentile 0.070, max 0.110; every end within 0.05 needs B near 20,000,
+# 5x the cost of a trial's saved resamples); bench/report_statistics.py, docs/statistics.md.
 BOOTSTRAP_RESAMPLES = 4000
 BOOTSTRAP_SEED = 1234
