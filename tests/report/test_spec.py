@@ -118,3 +118,12 @@ def test_every_shipped_metric_is_one_a_run_can_log() -> None:
                 [part.metric] if hasattr(part, "metric") else list(getattr(part, "columns", {}).values())
             )
             assert set(metrics) <= known, (path.stem, part.name, sorted(set(metrics) - known))
+
+
+def test_default_spec_puts_a_configurations_seeds_in_one_row() -> None:
+    """A researcher's `seeds: [1, 2]` gives one row per configuration (mean +- std and the two-level
+    interval), not one per seed."""
+    spec = load_spec("no_such_study", ["STSBenchmark.spearman"], ["temperature", "seed"])
+    assert spec.tables[0].label == "temperature = {temperature}"
+    assert load_spec("no_such_study", ["STSBenchmark.spearman"], ["seed"]).tables[0].label == "all seeds"
+    assert "CS224N scores as fractions" in spec.tables[0].caption
