@@ -128,10 +128,9 @@ def predict(model: Any, x: np.ndarray) -> np.ndarray:
 def _items(
     task: str | None, protocol: str, predicted: np.ndarray, y: np.ndarray, fold: np.ndarray | None = None
 ) -> dict[str, pd.DataFrame]:
-    """{ITEMS: the task's record} (nothing without a task's name). Cross-validated items are stored fold
-    by fold (item = position in SentEval's order): harness.stats.item_scores averages the folds in the
-    order the record holds them, and only this order reproduces the mean's last bit (at k = 10 the mean
-    of 2-decimal accuracies can fall on a rounding half)."""
+    """{ITEMS: the task's record} (nothing without a task's name); item = position in SentEval's order,
+    `fold` the outer fold that held a cross-validated item out; cross-validated items stored fold by fold,
+    as SentEval scores them."""
     if task is None:
         return {}
     from harness.stats.items import item_rows  # pandas: only where a record is kept

@@ -46,11 +46,15 @@ class Evidence:
                 return {}
             return read_resamples(Path(path), self.resampler) or {}
 
-    def has_items(self, run_id: str) -> bool:
-        """Whether the run has evidence: saved resamples or an item record."""
+    def _cached(self, run_id: str) -> dict[str, np.ndarray | None]:
+        """The run's resamples known so far: first those its trial saved."""
         if run_id not in self._runs:
             self._runs[run_id] = self._saved(run_id)  # type: ignore[assignment]
-        return bool(self._runs[run_id]) or self.record(run_id) is not None
+        return self._runs[run_id]
+
+    def has_items(self, run_id: str) -> bool:
+        """Whether the run has evidence: saved resamples or an item record."""
+        return bool(self._cached(run_id)) or self.record(run_id) is not None
 
     def record(self, run_id: str) -> pd.DataFrame | None:
         """The run's item record, or None where it has none (a run from before records were kept)."""
@@ -71,9 +75,7 @@ class Evidence:
         metrics = list(dict.fromkeys(metrics))
         per_run = []
         for run_id in run_ids:
-            if run_id not in self._runs:
-                self._runs[run_id] = self._saved(run_id)  # type: ignore[assignment]
-            cached = self._runs[run_id]
+            cached = self._cached(run_id)
             missing = [m for m in metrics if m not in cached]
             record = self.record(run_id) if missing else None
             if missing and record is not None:

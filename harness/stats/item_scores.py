@@ -45,9 +45,11 @@ def stratum(task: str, subset: str, fold: int, gold: np.ndarray) -> str:
 
 
 def percent(fractions: np.ndarray) -> np.ndarray:
-    """round(100 * x, 2) per value, with Python's rounding, as SentEval reports (harness.evaluate.
-    transfer.percent): numpy's rounding differs at some halves."""
-    return np.array([round(100 * float(v), 2) for v in fractions])
+    """SentEval's round(100 * x, 2) per value (harness.evaluate.transfer.percent: Python's rounding,
+    which differs from numpy's at some halves)."""
+    from harness.evaluate.transfer import percent as reported
+
+    return np.array([reported(v) for v in fractions])
 
 
 def _strata(
