@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness.errors import HarnessError, did_you_mean
+from harness.home import missing_store
 from harness.store_index import finished_trials, local_store
 
 
@@ -51,6 +52,8 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
             yield textwrap.fill(study.description, _width(), initial_indent=indent, subsequent_indent=indent)
     if store is None:
         yield "(finished trials are counted for a local sqlite store only)"
+    elif not store.is_file():
+        yield f"({missing_store(store)}; finished trials are counted once a study has run)"
     else:
         yield f"(* the profile run without --profile; finished trials from {store})"
 

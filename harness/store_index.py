@@ -22,8 +22,9 @@ GROUP BY e.name, p.value
 
 
 def local_store(tracking_uri: str | None = None) -> Path | None:
-    """The sqlite file behind --tracking-uri / MLFLOW_TRACKING_URI / the default store, or None for a
-    server or another database."""
+    """The sqlite file behind --tracking-uri / MLFLOW_TRACKING_URI / the default store (mlflow.db in the
+    home found here or above, harness.home), or None for a server or another database. The file may not
+    exist: `harness.home.missing_store` says where it was looked for."""
     uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{harness_home() / 'mlflow.db'}"
     return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
