@@ -6,6 +6,7 @@ with its default."""
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ STARTERS: dict[str, tuple[dict[str, Any], dict[str, list[Any]]]] = {
     "ensemble": ({"source_study": "chen_supervised"}, {"top_k": [1, 3]}),
     "glove": ({"train_data": "snli_local"}, {}),
 }
+WIDTH = 110  # the comments' width (the project's line length)
+WRAP_ALIGN = 50  # a longer `name: default` wraps its description under the field, not beside it
 QUICK = {"model": "all-MiniLM-L6-v2", "max_steps": 20, "eval_every": 10}
 HEADER = """\
 # {name}: a study of your own, written by `harness new {name} --method {method}`.
@@ -63,10 +66,12 @@ def study_yaml(name: str, method: str, target: str) -> str:
         base.pop("model", None)
     if resolve_run(base).objective.reads_final_tasks:
         base["final_tasks"] = ["quick"]
-    body = {"name": name, "description": f"{method}: what does this study test? (say it here)", "base": base}
+    body = _Block(
+        name=name, description=f"{method}: what does this study test? (say it here)", base=_Block(base)
+    )
     if search:
-        body["search"] = search
-    text = yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=100)
+        body["search"] = _Block(search)
+    text = yaml.dump(body, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100)
     text = _comment_base(text, cls, base)
     return HEADER.format(name=name, method=method, target=target) + text + FOOTER
 
@@ -81,29 +86,65 @@ COMMENTS = {
 
 
 def _comment_base(text: str, cls: type, base: dict[str, Any]) -> str:
-    """Explain the quick-iteration fields inline, and list the method's other fields commented out."""
-    lines = []
+    """Explain the quick-iteration fields inline, and list the method's other fields commented out at the
+    end of `base` (after its last line: a field's value may span lines, as `stages` does)."""
+    lines: list[str] = []
+    in_base = False
     for line in text.splitlines():
-        key = line.strip().split(":", 1)[0]
-        note = COMMENTS.get(key)
+        if in_base and not line.startswith("  "):
+            lines += _method_fields(cls, base)
+        in_base = line == "base:" or (in_base and line.startswith("  "))
+        key = line.split(":", 1)[0]
+        note = COMMENTS.get(key.removeprefix("  ")) if key in ("search", f"  {key.strip()}") else None
         lines.append(f"{line}  # {note}" if note else line)
-        if line.startswith("  ") and key == next(reversed(base)):
-            lines += list(_method_fields(cls, base))
+    if in_base:
+        lines += _method_fields(cls, base)
     return "\n".join(lines) + "\n"
+
+
+class _Block(dict):  # type: ignore[type-arg]
+    """A mapping written one key a line (PyYAML writes a mapping of scalars inline, `{a: 1, b: 2}`, where
+    no comment can follow a field)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(
+    _Block, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=False)
+)
 
 
 def _method_fields(cls: type, base: dict[str, Any]) -> list[str]:
     params = cls.Params.model_fields  # type: ignore[attr-defined]
-    out = [f"  # the fields of {cls.name} (defaults shown; uncomment to change):"]
+    out = [f"  # the fields of {cls.name} (defaults shown; uncomment a field's line to change it):"]
     for key, field in params.items():
         name = field.alias or key
         if name in base or field.is_required():
             continue
         default = field.get_default(call_default_factory=True)
-        shown = yaml.safe_dump(default, default_flow_style=True).strip().removesuffix("...").strip()
-        description = f"  {field.description}" if field.description else ""
-        out.append(f"  # {name}: {shown}{description}"[:110])
+        shown = yaml.safe_dump(default, default_flow_style=True, width=1000).strip()
+        out += field_comment(f"{name}: {shown.removesuffix('...').strip()}", field.description or "")
     return out
+
+
+def field_comment(setting: str, description: str) -> list[str]:
+    """`  # name: default  # description`, the description wrapped at a word onto further comment lines
+    (a fixed cut once ended them mid-word): uncommenting the first line gives a valid YAML field whose
+    description stays a comment."""
+    head = f"  # {setting}"
+    if not description:
+        return [head]
+    pad = len(head) + 2 if len(head) <= WRAP_ALIGN else 6  # continuation '#'s under the first one
+    return textwrap.wrap(
+        description,
+        WIDTH,
+        initial_indent=f"{head}  # ",
+        subsequent_indent="  #" + " " * (pad - 3) + "# ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def write_study(name: str, method: str, out: str | None) -> Path:
