@@ -5,7 +5,6 @@ with its default."""
 
 from __future__ import annotations
 
-import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -51,14 +50,17 @@ def study_yaml(name: str, method: str, target: str) -> str:
     """The YAML text of a new study `name` for `method` (validated: every grid point resolves)."""
     from harness.registry import METHODS
     from harness.run_spec import resolve_run
+    from harness.study_spec import check_plain_name
 
     methods = METHODS.entries()
     if method not in methods:
         raise HarnessError(
             f"no method {method!r}; choose one of {', '.join(methods)} (see `harness methods`)"
         )
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-        raise HarnessError(f"study name {name!r}: use letters, digits, '_' and '-' only")
+    try:  # the rule run-study applies to the name in the file, in its words
+        check_plain_name("study name", name)
+    except ValueError as exc:
+        raise HarnessError(str(exc)) from None
     fields, search = STARTERS.get(method, ({}, {"lr": [2.0e-5, 5.0e-5]}))
     cls = methods[method]
     base: dict[str, Any] = {"method": method, **(QUICK if cls.needs_encoder else {}), **fields}

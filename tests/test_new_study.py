@@ -70,3 +70,27 @@ def test_an_uncommented_field_line_is_the_field_at_its_default(tmp_path: Path, m
         default = params[field["name"]].get_default(call_default_factory=True)
         assert base[field["name"]] == yaml.safe_load(yaml.safe_dump(default)), field["name"]
         load_study(str(changed))
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "my study", "a\\b"])
+def test_new_and_run_study_refuse_a_name_by_the_same_rule_in_the_same_words(
+    tmp_path: Path, name: str
+) -> None:
+    """Issue 41 item 3: `new` once had a rule of its own (no '.'), in other words than run-study's."""
+    from tests.helpers import harness_here
+
+    new = harness_here("new", name, "--method", "scl", "--out", str(tmp_path / "new.yaml"))
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump({"name": name, "base": {"method": "scl"}}))
+    run = harness_here("run-study", str(study), "--dry-run")
+    assert new.returncode == run.returncode == 2 and not (tmp_path / "new.yaml").exists()
+    rule = "use letters, digits, '_', '-' and '.' (not '.' or '..' alone)"
+    said = f"study name {name!r} is not a plain name: {rule}"
+    assert new.stderr == f"error: {said}\n" and run.stderr == f"error: {study}: {said}\n"
+
+
+def test_new_accepts_every_name_run_study_accepts(tmp_path: Path) -> None:
+    from harness.new_study import write_study
+
+    path = write_study("my.study-2_b", "scl", str(tmp_path / "my.study-2_b.yaml"))
+    assert load_study(str(path)).name == "my.study-2_b"
