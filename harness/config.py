@@ -7,12 +7,15 @@ This module imports no method, so anything may import it.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import re
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.choices import Pooling, Precision, TextVariant
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 
 
 class RunConfig(BaseModel):
@@ -107,12 +110,189 @@ class RunConfig(BaseModel):
     seed: int = 42
 
 
-def one_line_error(error: ValidationError, where: str) -> HarnessError:
-    """The first validation error as `where: field 'x': message (got value)`; a check across fields
-    (a model validator) as `where: message`."""
-    first = error.errors()[0]
+Loc = tuple[str | int, ...]
+# how pydantic names a union's members in an error's `loc` when the model is not known (else the walk
+# through the model's annotations tells them from field names such as Range's `int`)
+TYPE_TAGS = {"int", "float", "str", "bool", "bytes", "none", "any"}
+# member tag -> what the member wants, for "give a list of values or a range {low, high}"
+WANTED = {"list": "a list of values", "dict": "a mapping", "int": "an integer", "float": "a number",
+          "str": "a string", "bool": "true or false"}  # fmt: skip
+# error types that mean the input is not of the member's type at all (not a bound it breaks)
+MISMATCH = ("_type", "_parsing", "literal_error", "is_instance_of", "model_attributes_type")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an error is, as the user wrote it: `path` without pydantic's union-member tags; `tag_at`, the
+    index in `loc` of the first tag; `at_tag`, whether `loc` ends at one (the input has the wrong type for
+    that member); `owner`, the model whose field the path's last part names (for an unknown field)."""
+
+    path: tuple[str | int, ...]
+    tag_at: int | None
+    at_tag: bool
+    owner: type[BaseModel] | None
+
+
+def _inner(annotation: Any) -> Any:
+    """`Annotated[X, ...]` -> X."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation
+
+
+def _members(annotation: Any) -> list[Any]:
+    """A union's members other than None (one for `X | None`, which pydantic tags not), else [annotation]."""
+    annotation = _inner(annotation)
+    if get_origin(annotation) in (Union, types.UnionType):
+        return [_inner(a) for a in get_args(annotation) if a is not type(None)]
+    return [annotation]
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _tag_kind(tag: str) -> str:
+    """`list[any]` -> list, `constrained-int` -> int, `literal['a']` -> literal, `Range` -> Range."""
+    return tag.split("[")[0].removeprefix("constrained-")
+
+
+def _member(members: list[Any], tag: str) -> Any:
+    """The union member pydantic's `tag` names, or None (Any: nothing below it is checked)."""
+    kind = _tag_kind(tag)
+    for member in members:
+        origin = get_origin(member)
+        if _is_model(member) and member.__name__ == tag:
+            return member
+        if (origin is Literal and kind == "literal") or (origin is not None and origin.__name__ == kind):
+            return member
+        if isinstance(member, type) and member.__name__ == kind:
+            return member
+    return None
+
+
+def field_names(model: type[BaseModel]) -> list[str]:
+    """The names a config may give `model`'s fields by: each field's name and its alias."""
+    return [name for key, info in model.model_fields.items() for name in (key, info.alias) if name]
+
+
+def _field(model: type[BaseModel], name: str | int) -> Any:
+    """The annotation of `model`'s field called (or aliased) `name`, or None."""
+    for key, info in model.model_fields.items():
+        if name in (key, info.alias):
+            return info.annotation
+    return None
+
+
+def _looks_like_tag(part: str | int) -> bool:
+    return isinstance(part, str) and ("[" in part or _tag_kind(part) in TYPE_TAGS)
+
+
+def place(loc: Loc, model: type[BaseModel] | None) -> Place:
+    """Walk `loc` through `model`'s annotations: a part where a union stands is pydantic's tag for the
+    member it tried, not something the user wrote. Without the model, tags are told by their shape."""
+    path: list[str | int] = []
+    tag_at: int | None = None
+    at_tag = False
+    owner: type[BaseModel] | None = None
+    annotation: Any = model
+    for index, part in enumerate(loc):
+        members = _members(annotation) if annotation is not None else []
+        if len(members) > 1 or (annotation is None and _looks_like_tag(part)):
+            tag_at = index if tag_at is None else tag_at
+            annotation, at_tag = _member(members, str(part)), True
+            continue
+        at_tag, annotation = False, members[0] if members else None
+        owner = annotation if _is_model(annotation) else None
+        if owner is not None:
+            annotation = _field(owner, part)
+        elif get_origin(annotation) in (list, tuple, set, frozenset) and isinstance(part, int):
+            annotation = get_args(annotation)[0] if get_args(annotation) else None
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1] if get_args(annotation) else None
+        else:
+            annotation = None
+        path.append(part)
+    return Place(tuple(path), tag_at, at_tag, owner)
+
+
+def shown_path(path: tuple[str | int, ...]) -> str:
+    """`("contrastive_data", 0)` -> `contrastive_data[0]`, `("search", "tau")` -> `search.tau`."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
+def _message(error: Any) -> str:
+    return str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _literals(errors: list[Any]) -> list[str]:
+    """The values literal errors accept, in order (`'wiki', 'sst' or 'sts'` -> wiki, sst, sts)."""
+    expected = ", ".join(str(e.get("ctx", {}).get("expected", "")) for e in errors)
+    return list(dict.fromkeys(re.findall(r"'([^']*)'", expected)))
+
+
+def _wanted(error: Any, tag: str, model: type[BaseModel] | None) -> str:
+    """What one union member wants, in words: `a list of values`, `a range {low, high}`, `'epoch'`."""
+    if error["type"] == "literal_error":
+        return " or ".join(repr(v) for v in _literals([error]))
+    found = _model_named(tag) if tag[:1].isupper() else None
+    if found is not None:
+        required = [name for name, info in found.model_fields.items() if info.is_required()]
+        return f"a {tag.lower()} {{{', '.join(required)}}}"
+    return WANTED.get(_tag_kind(tag), _message(error))
+
+
+def _model_named(title: str) -> type[BaseModel] | None:
+    """The loaded model class called `title` (pydantic names a failing model only by its title), when
+    exactly one is."""
+    found, todo = set(), [BaseModel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            found.update([sub] if sub.__name__ == title else [])
+            todo.append(sub)
+    return found.pop() if len(found) == 1 else None
+
+
+def one_line_error(error: ValidationError, where: str, model: type[BaseModel] | None = None) -> HarnessError:
+    """The first validation error as `where: field 'x': message (got value)`, its path as the user wrote it
+    (`contrastive_data[0]`, `search.tau`); a check across fields (a model validator) as `where: message`.
+    Where a union's members all fail, one message says what each wants; an unknown field or value gets the
+    close names. `model`: the validated class (unset: found by the error's title)."""
+    model = model or _model_named(error.title)
+    errors = error.errors()
+    first = errors[0]
     if not first["loc"]:
-        return HarnessError(f"{where}: {first['msg'].removeprefix('Value error, ')}")
-    field = ".".join(str(p) for p in first["loc"])
-    message = first["msg"].removeprefix("Value error, ")
-    return HarnessError(f"{where}: field '{field}': {message} (got {first.get('input')!r})")
+        return HarnessError(f"{where}: {_message(first)}")
+    spot = place(first["loc"], model)
+    if spot.tag_at is not None:  # the first union that failed: its members' errors
+        tagged = first["loc"][: spot.tag_at]
+        branches = [e for e in errors if e["loc"][: spot.tag_at] == tagged and len(e["loc"]) > spot.tag_at]
+        spots = [place(e["loc"], model) for e in branches]
+        went_in = [(e, s) for e, s in zip(branches, spots, strict=True) if not _mismatch(e, s)]
+        if went_in:  # the input has one member's shape: that member's own complaint
+            first, spot = went_in[0]
+        elif all(e["type"] == "literal_error" for e in branches):
+            expected = ", ".join(map(repr, _literals(branches)))
+            first = {**first, "ctx": {"expected": expected}, "msg": f"Input should be one of {expected}"}
+        else:
+            wanted = [_wanted(e, str(e["loc"][spot.tag_at]), model) for e in branches]
+            first = {**first, "msg": f"give {' or '.join(dict.fromkeys(wanted))}"}
+    field = shown_path(spot.path)
+    if first["type"] == "extra_forbidden":
+        known = field_names(spot.owner) if spot.owner else []
+        otherwise = f"the fields here: {', '.join(known)}" if known else "remove it"
+        hint = did_you_mean(str(spot.path[-1]), known, otherwise, cutoff=0.6)
+        return HarnessError(f"{where}: unknown field '{field}'; {hint}")
+    close = ""
+    if first["type"] == "literal_error" and isinstance(first.get("input"), str):
+        close = did_you_mean(first["input"], _literals([first]), "")
+    hint = f"; {close}" if close else ""
+    return HarnessError(f"{where}: field '{field}': {_message(first)} (got {first.get('input')!r}){hint}")
+
+
+def _mismatch(error: Any, spot: Place) -> bool:
+    """The input is not of this union member's type at all (a list given where a range is wanted)."""
+    return spot.at_tag and str(error["type"]).endswith(MISMATCH)

@@ -4,7 +4,7 @@ study turns into a skipped trial), and the close-match hint every unknown name g
 import difflib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
@@ -43,6 +43,28 @@ def did_you_mean(name: str, known: Iterable[str], otherwise: str, cutoff: float 
     """ "did you mean a, b?" for the names closest to `name`, else `otherwise`."""
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=cutoff)
     return f"did you mean {', '.join(close)}?" if close else otherwise
+
+
+def folded(name: str) -> str:
+    """`STS-B`, `sts_b`, `stsb` -> `stsb`: a name as people misremember its case and separators."""
+    return re.sub(r"[-_\s]", "", name).casefold()
+
+
+def did_you_mean_any(name: str, spellings: Mapping[str, str], otherwise: str) -> str:
+    """`did_you_mean` for names written several ways: `spellings` maps each spelling (the name, a short
+    name such as STS-B) to the name to suggest. Matched ignoring case, '-' and '_': the same name, else one a
+    prefix of the other, else the closest."""
+    keys: dict[str, list[str]] = {}
+    for spelling, target in spellings.items():
+        keys.setdefault(folded(spelling), []).append(target)
+    key = folded(name)
+    found = keys.get(key, [])
+    if not found:
+        found = [t for k, ts in keys.items() if key and (k.startswith(key) or key.startswith(k)) for t in ts]
+    if not found:
+        found = [t for k in difflib.get_close_matches(key, list(keys), n=3, cutoff=0.6) for t in keys[k]]
+    found = list(dict.fromkeys(found))[:3]
+    return f"did you mean {', '.join(found)}?" if found else otherwise
 
 
 def mask_password(url: str) -> str:

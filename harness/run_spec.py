@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.config import RunConfig, one_line_error
+from harness.config import RunConfig, field_names, one_line_error
 from harness.data.train_sets import NLISource
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 from harness.objectives.registry import OBJECTIVES
 from harness.registry import get_method
 
@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from harness.objectives.registry import Objective
     from harness.stages.context import StageSources
     from harness.stages.registry import StageSpec
+
+
+# generic defaults whose value alone does not say what a run without the paper default would do
+GENERIC_MEANING = {
+    ("pooling", "model"): "the model's own sentence-transformers pooling, e.g. MiniLM's mean + normalise"
+}
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,12 @@ class ResolvedRun:
         return OBJECTIVES.get(self.method.objective_name(self.params, self.stages))
 
     def paper_defaults_note(self) -> str:
-        """`pooling=cls_before_pooler (not mean), ...`: what the method's paper defaults changed, or ''."""
-        return ", ".join(f"{k}={v} (not {was})" for k, v, was in self.paper_defaults)
+        """`lr=3e-05 (not 2e-05), ...`: what the method's paper defaults changed, or ''; a generic default
+        whose name says little (pooling `model`) says what it is."""
+        return ", ".join(
+            f"{k}={v} (not {was}{': ' + GENERIC_MEANING[k, was] if (k, was) in GENERIC_MEANING else ''})"
+            for k, v, was in self.paper_defaults
+        )
 
     def build(self, encoder: Encoder | None) -> MethodModel:
         """The nn.Module the method trains, around `encoder` (harness/method_models/)."""
@@ -105,11 +115,16 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "extra_forbidden" and len(first["loc"]) == 1:
-            name, method_name = first["loc"][0], settings.method
+            name, method_name = str(first["loc"][0]), settings.method
+            known = [*RunConfig.model_fields, *NLISource.model_fields, *field_names(method.Params)]
+            hint = did_you_mean(
+                name, known, f"`harness methods --method {method_name}` lists its fields", 0.6
+            )
             raise HarnessError(
-                f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'"
+                f"{where}: field '{name}' is neither a run field nor a parameter of method '{method_name}'; "
+                + hint
             ) from None
-        raise one_line_error(exc, where) from None
+        raise one_line_error(exc, where, method.Params) from None
     params, stages, fields = method.resolve(params, where)
     method.check(params, stages, where)
     run = ResolvedRun(settings, method, params, variant, tuple(applied), stages, fields, source)

@@ -120,3 +120,57 @@ def test_a_max_length_beyond_the_models_positions_is_refused(tiny_bert: Path) ->
         HarnessError, match="max sequence length 4096 is beyond .* 128 positions; give 128 or less"
     ):
         Encoder(str(tiny_bert), "mean", 4096)
+
+
+SIMCSE = """name: my_simcse
+base:
+  method: unsup_simcse
+  model: all-MiniLM-L6-v2
+  contrastive_data: [wiki]
+  max_steps: 5
+  eval_every: 5
+search:
+  temperature: [0.05, 0.1]
+"""
+
+
+WRONG_FIELDS = [
+    ("max_steps: 5", "max_step: 5", "field 'max_step' is neither a run field nor a parameter of method "
+     "'unsup_simcse'; did you mean max_steps?"),
+    ("  temperature:", "  temprature:", "; did you mean temperature?"),
+    ("search:", "serach:", "s.yaml: unknown field 'serach'; did you mean search?"),
+    ("search:", "profiles: {p: {bsae: {}}}\nsearch:", "unknown field 'profiles.p.bsae'; did you mean base?"),
+    ("[0.05, 0.1]", "{low: 0.01, high: 0.1, lgo: true}",
+     "unknown field 'search.temperature.lgo'; did you mean low, log?"),
+    ("[wiki]", "[wikipedia]",
+     "field 'contrastive_data[0]': Input should be one of 'wiki', 'sst', 'quora', 'sts', 'glue:CoLA'"),
+    ("[wiki]", "[wikipedia]", "(got 'wikipedia'); did you mean wiki?"),
+    ("[0.05, 0.1]", "0.05",
+     "field 'search.temperature': give a list of values or a range {low, high} (got 0.05)"),
+    ("[0.05, 0.1]", "{low: 0.01}", "field 'search.temperature.high': Field required"),
+    ("[0.05, 0.1]", "{low: 1, high: 2, int: maybe}",
+     "field 'search.temperature.int': Input should be a valid boolean"),
+    ("eval_every: 5", "eval_every: often", "field 'eval_every': give an integer or 'epoch' (got 'often')"),
+    ("eval_every: 5", "eval_every: 0", "field 'eval_every': Input should be greater than 0 (got 0)"),
+    ("eval_every: 5", "pooling: meen", "field 'pooling': Input should be 'model', 'cls'"),
+    ("eval_every: 5", "pooling: meen", "(got 'meen'); did you mean mean?"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new", "message"), WRONG_FIELDS)
+def test_a_wrong_field_is_named_as_written_with_the_fix(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    """Issue 41 item 3: close names for unknown fields and values; no pydantic union tags in the path."""
+    assert old in SIMCSE
+    with pytest.raises(HarnessError) as error:
+        load_study(write(tmp_path, SIMCSE.replace(old, new, 1)))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_paper_defaults_note_says_what_the_generic_pooling_is() -> None:
+    run = resolve_run({"method": "unsup_simcse", "model": "all-MiniLM-L6-v2"})
+    assert run.paper_defaults_note().startswith(
+        "pooling=cls_before_pooler (not model: the model's own sentence-transformers pooling, e.g. MiniLM's "
+        "mean + normalise), lr=3e-05 (not 2e-05)"
+    )

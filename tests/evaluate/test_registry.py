@@ -14,7 +14,7 @@ from harness.cli import cli
 from harness.data.senteval import STSPairs
 from harness.errors import HarnessError
 from harness.evaluate.encode import encode
-from harness.evaluate.registry import ScoreOptions, aggregates, register_task, tasks
+from harness.evaluate.registry import ScoreOptions, aggregates, get_task, register_task, tasks
 from harness.evaluate.sts import cosine, load_sts_task
 from harness.evaluate.suite import flat_metrics, resolve_tasks
 from harness.evaluate.tasks.sts import pair_sentences
@@ -78,3 +78,30 @@ def test_task_names_are_checked() -> None:
         resolve_tasks("")
     with pytest.raises(HarnessError, match="unknown suite 'nope'; choose one of sts, quick, transfer, full"):
         resolve_tasks(None, "nope")
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("STSB", "did you mean STSBenchmark?"),
+        ("sts-b", "did you mean STSBenchmark?"),
+        ("STS_B", "did you mean STSBenchmark?"),
+        ("sickr", "did you mean SICKRelatedness?"),
+        ("sick", "did you mean SICKRelatedness?"),
+        ("sts12", "did you mean STS12?"),
+        ("STSBenchmark-test", "did you mean STSBenchmark?"),
+        ("sst-2", "did you mean SST2?"),
+    ],
+)
+def test_a_misspelt_task_gets_the_task_meant(name: str, hint: str) -> None:
+    """Issue 41 item 3: case, '-' and '_', the report's short names (STS-B) and prefixes find the task."""
+    with pytest.raises(HarnessError) as error:
+        get_task(name)
+    assert str(error.value) == f"unknown task {name!r}; {hint}"
+
+
+def test_a_misspelt_suite_gets_the_suite_meant() -> None:
+    with pytest.raises(
+        HarnessError, match=r"^unknown suite 'quik'; did you mean quick\? \(see `harness tasks`\)$"
+    ):
+        resolve_tasks(None, "quik")
