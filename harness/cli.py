@@ -47,9 +47,24 @@ EVAL_HELP = (
 )
 
 
+SET_HELP = (
+    "FIELD=VALUE: change a field of the study for this command (a run field: max_steps=10; a variant's: "
+    "fusion.lr=1e-5; any YAML path: profiles.paper.base.lr=...; YAML values: seeds=[1,2]). The changed "
+    "study runs as a derived study of its own, named by what differs; the same command resumes it. "
+    "Repeatable"
+)
+SEARCH_HELP = (
+    "FIELD=V1,V2: search these values of FIELD (or a range: 'lr={low: 1e-5, high: 1e-4}'); repeatable"
+)
+
+
 def worker_options(command: Callable[..., None]) -> Callable[..., None]:
-    """--eval, --heartbeat and --threads, which run-study and worker share."""
+    """--set, --search, --eval, --heartbeat and --threads, which run-study and worker share."""
     command = click.option("--eval", "eval_tasks", metavar="TASKS", help=EVAL_HELP)(command)
+    command = click.option("--search", "searches", metavar="FIELD=V1,V2", multiple=True, help=SEARCH_HELP)(
+        command
+    )
+    command = click.option("--set", "sets", metavar="FIELD=VALUE", multiple=True, help=SET_HELP)(command)
     command = click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)(command)
     return click.option(
         "--heartbeat",
@@ -112,25 +127,37 @@ def run_study_cmd(
     fresh: bool,
     retry_failed: bool,
     dry_run: bool,
+    sets: tuple[str, ...],
+    searches: tuple[str, ...],
     eval_tasks: str | None,
     heartbeat: int,
     threads: int | None,
     no_progress: bool,
     then_report: bool,
 ) -> None:
-    """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it."""
-    resolved = _load_for_run(study, profile, eval_tasks)
+    """Run STUDY (a name in studies/ or a YAML path); re-running the same command resumes it. A study
+    whose configuration differs from the one it ran with here (an edited YAML, --set, --search, --eval)
+    runs as a derived study named by what differs (--fresh instead replaces an edited study's runs)."""
+    resolved = _load_for_run(study, profile, eval_tasks, sets, searches)
     if dry_run:
         from harness.data.paths import resolve_data_dir
         from harness.plan import describe_plan
 
-        for line in describe_plan(resolved, resolve_data_dir(data_dir)):
+        identity = _identity_if_stored(resolved, storage, fresh)
+        if identity.reason:
+            click.echo(identity.reason)
+        for line in describe_plan(identity.study, resolve_data_dir(data_dir)):
             click.echo(line)
         return
+    from harness.derived import identify
     from harness.preflight import check_before_start  # one line at once on bad input: before torch loads
 
     workers = _workers_for(workers, trials_per_gpu, click.get_current_context())
     checked = check_before_start(resolved, storage, tracking_uri, data_dir, workers, heartbeat)
+    identity = identify(resolved, checked.storage, fresh)
+    if identity.reason:
+        click.echo(identity.reason)
+    resolved = identity.study
     _announce(resolved, profile)
     from harness.runner import run_study
     from harness.signals import sigterm_as_interrupt
@@ -151,8 +178,7 @@ def run_study_cmd(
             checked=checked,
             per_gpu=trials_per_gpu,
         )
-    named = f" --profile {resolved.profile}" if resolved.profiles_available else ""
-    command = f"harness run-study {study}{named}" + (f" --eval {eval_tasks}" if eval_tasks else "")
+    command = resolved.command(target=study)
     _study_outcome(resolved, opt, tracking_uri, command, then_report)
     if then_report:
         _report_after(resolved, tracking_uri)
@@ -201,12 +227,36 @@ def _workers_for(workers: int, per_gpu: int, ctx: click.Context) -> int:
     return chosen
 
 
-def _load_for_run(study: str, profile: str | None, eval_tasks: str | None) -> ResolvedStudy:
-    """The study with its profile (and --eval's final tasks) applied."""
-    from harness.study_spec import load_study, with_final_tasks
+def _load_for_run(
+    study: str, profile: str | None, eval_tasks: str | None, sets: tuple[str, ...], searches: tuple[str, ...]
+) -> ResolvedStudy:
+    """The study with its profile and the command line's --set, --search and --eval applied."""
+    from harness.study_overrides import SEARCH, SET, eval_override, parse_override
+    from harness.study_spec import load_study, refuse_eval_for_paper
 
-    resolved = load_study(study, profile)
-    return with_final_tasks(resolved, eval_tasks) if eval_tasks else resolved
+    overrides = [parse_override(SET, s) for s in sets] + [parse_override(SEARCH, s) for s in searches]
+    overrides += [eval_override(eval_tasks)] if eval_tasks else []
+    resolved = load_study(study, profile, overrides)
+    refuse_eval_for_paper(resolved)
+    return resolved
+
+
+def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: bool) -> object:
+    """The study a dry run describes: the derived one where the storage already holds this study's name
+    with another configuration. Reads an existing storage only (a dry run writes nothing)."""
+    from harness.derived import Identity, identify
+    from harness.places import default_storage
+
+    spec = storage or default_storage()
+    if "://" not in spec and not Path(spec).is_file():
+        return identify(resolved, None, fresh)
+    from harness.study import open_storage
+
+    try:
+        opened = open_storage(spec, create=False)
+    except HarnessError:
+        return Identity(resolved)
+    return identify(resolved, opened, fresh)
 
 
 def _announce(resolved: ResolvedStudy, profile: str | None) -> None:
@@ -243,20 +293,27 @@ def _report_after(resolved: ResolvedStudy, tracking_uri: str | None) -> None:
 def _study_outcome(
     resolved: ResolvedStudy, opt: optuna.Study, tracking_uri: str | None, command: str, reported: bool = False
 ) -> None:
-    """The end of a study: trials done, the best trial, where the report and the UI are, what next."""
-    import math
-
-    from harness.study import best_value, done_count
+    """The end of a study: trials done, the best configuration, where the report and the UI are, what
+    next."""
+    from harness.study import best_configuration, done_count
     from harness.tracking import experiment_url, resolve_tracking_uri
 
-    best, name = best_value(opt), resolved.name
+    best, name = best_configuration(opt), resolved.name
     click.echo(f"study {resolved.optuna_name}: {done_count(opt)} of {resolved.n_trials} trial(s) complete")
-    if math.isfinite(best):
-        trial = opt.best_trial
-        run = resolved.resolve(trial.params)
+    if best is not None:
+        run = resolved.resolve(best.params)
         metric = run.settings.objective_metric or run.objective.metric_choices(run)[0]
-        label = _trial_label(trial.params)
-        click.echo(f"best: trial {trial.number} ({label}), dev {metric} {best:.4g} (the objective)")
+        label = _trial_label(best.params)
+        if "seed" in resolved.search:
+            seeds = ", ".join(str(s) for s in best.seeds)
+            trials = ", ".join(str(t) for t in best.trials)
+            spread = f"mean {best.mean:.4g} +- {best.std:.2g} std, n={len(best.values)}"
+            click.echo(f"best: {label} (seeds {seeds}: trials {trials}), dev {metric} {spread} (the "
+                       "objective, averaged over seeds)")  # fmt: skip
+        else:
+            click.echo(
+                f"best: trial {best.trials[0]} ({label}), dev {metric} {best.mean:.4g} (the objective)"
+            )
     uri = resolve_tracking_uri(tracking_uri)
     url = experiment_url(uri, str(opt.user_attrs.get("mlflow_experiment_id", "")))
     click.echo(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}")
@@ -293,13 +350,16 @@ def worker_cmd(
     data_dir: str | None,
     position: int,
     wait: float,
+    sets: tuple[str, ...],
+    searches: tuple[str, ...],
     eval_tasks: str | None,
     heartbeat: int,
     threads: int | None,
     no_progress: bool,
 ) -> None:
-    """Join a running study as one more worker (same machine or another one sharing the storage)."""
-    resolved = _load_for_run(study, profile, eval_tasks)
+    """Join a running study as one more worker (same machine or another one sharing the storage); give it
+    the same STUDY, --profile, --set, --search and --eval as `harness run-study`."""
+    resolved = _load_for_run(study, profile, eval_tasks, sets, searches)
     if not wait:  # one line at once on a bad place; with --wait the runner waits for them to appear
         from harness.preflight import check_worker_places
 

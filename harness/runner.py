@@ -28,7 +28,9 @@ from tqdm.auto import tqdm
 
 from harness.bar_line import say, use_line
 from harness.data.paths import resolve_data_dir
+from harness.derived import identify
 from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
+from harness.fresh_start import retire_runs, retired_line
 from harness.lease import CoordinatorLease
 from harness.optuna_access import state_now, storage_of, trial_id
 from harness.places import check_reachable, resolve_tracking_uri
@@ -111,6 +113,9 @@ def run_study(
     storage = checked.storage
     if fresh:
         _delete_study(study, storage)
+        retired = retire_runs(Tracker(checked.tracking_uri), study.name, study.profile)
+        if any(retired):
+            say(retired_line(study.name, study.profile, retired))
     opt = open_study(study, storage, create=True)
     settings = WorkerSettings(
         storage_spec, checked.tracking_uri, checked.data_dir, heartbeat, threads, progress, per_gpu
@@ -143,8 +148,9 @@ def _coordinate(
     local = isinstance(storage, JournalStorage)
     watch(storage, tracker)
     requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
-    experiment = tracker.experiment_id(study.name, study.description)
+    experiment = tracker.experiment_id(study.name, study.note())
     tags = {
+        **study.identity_tags(),
         "study": study.name,
         "profile": study.profile,
         "sampler": study.sampler,
@@ -152,7 +158,7 @@ def _coordinate(
         "data_dir": str(root),
         "workers": str(workers),
         "threads": str(threads),
-        **({NOTE_TAG: study.description} if study.description else {}),
+        **({NOTE_TAG: study.note()} if study.note() else {}),
     }
     parent = tracker.open_parent(
         experiment, opt.user_attrs.get(PARENT_RUN), f"{study.name} ({study.profile})", tags
@@ -372,7 +378,7 @@ def run_worker(
     while True:  # the tracking server, the storage and the study may all still be starting
         try:
             check_reachable(tracking_uri)
-            opt = _join(study, storage_spec, heartbeat, position)
+            opt, study = _join(study, storage_spec, heartbeat, position)
             break
         except HarnessError:
             if time.monotonic() > deadline:
@@ -382,13 +388,18 @@ def run_worker(
     worker_loop(study, opt, Tracker(tracking_uri), root, progress, position, threads)
 
 
-def _join(study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int) -> optuna.Study:
-    """The study as a worker sees it, with the coordinator's heartbeat interval (a worker beating less
-    often than the others check would have its live trials taken for lost), and a TPE seed of its own
-    (its position, else its Slurm array or Kubernetes index, else its pid)."""
+def _join(
+    study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int
+) -> tuple[optuna.Study, ResolvedStudy]:
+    """The study as a worker sees it (the derived study the coordinator runs, harness.derived), with the
+    coordinator's heartbeat interval (a worker beating less often than the others check would have its
+    live trials taken for lost), and a TPE seed of its own (its position, else its Slurm array or
+    Kubernetes index, else its pid)."""
     slot = position or int(os.environ.get("SLURM_ARRAY_TASK_ID") or os.environ.get("JOB_COMPLETION_INDEX")
                            or os.getpid())  # fmt: skip
-    opt = open_study(study, open_storage(storage_spec, heartbeat, create=False), create=False, worker=slot)
+    storage = open_storage(storage_spec, heartbeat, create=False)
+    study = identify(study, storage).study
+    opt = open_study(study, storage, create=False, worker=slot)
     if PARENT_RUN not in opt.user_attrs:
         raise HarnessError(
             f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`"
@@ -396,7 +407,7 @@ def _join(study: ResolvedStudy, storage_spec: str | None, heartbeat: int, positi
     agreed = int(opt.user_attrs.get(HEARTBEAT, heartbeat))
     if agreed != heartbeat and "://" in (storage_spec or ""):
         opt = open_study(study, open_storage(storage_spec, agreed, create=False), create=False, worker=slot)
-    return opt
+    return opt, study
 
 
 def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:

@@ -9,6 +9,7 @@ are enqueued again with the same parameters.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import optuna
@@ -16,6 +17,7 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
+from harness.derived import CONFIG, changes_between
 from harness.errors import HarnessError, mask_password
 from harness.optuna_access import storage_of, study_id, trial_id
 from harness.places import check_journal, default_storage
@@ -138,10 +140,11 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
         stored = opt.user_attrs.get(FINGERPRINT)
         if stored is None:
             opt.set_user_attr(FINGERPRINT, study.fingerprint())
-        elif stored != study.fingerprint():
+            opt.set_user_attr(CONFIG, study.config())
+        elif stored != study.fingerprint():  # harness.derived names a changed study: a race or a collision
             raise HarnessError(
-                f"study {name} exists with a different configuration; rename the study, "
-                "pick another --storage, or delete it with `harness run-study ... --fresh`"
+                f"study {name} exists with a different configuration ({_changed(opt, study)}); run it again "
+                "(it then runs as a derived study), or start over with --fresh"
             )
         return opt
     try:
@@ -153,10 +156,18 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
     stored = opt.user_attrs.get(FINGERPRINT)
     if stored is not None and stored != study.fingerprint():
         raise HarnessError(
-            f"study {name} in this storage was made from a different configuration; give the worker the "
-            "same study YAML and profile as `harness run-study`"
+            f"study {name} in this storage was made from a different configuration ({_changed(opt, study)}); "
+            "give the worker the same study YAML, profile, --set and --search as `harness run-study`"
         )
     return opt
+
+
+def _changed(opt: optuna.Study, study: ResolvedStudy) -> str:
+    """`max_steps 5 -> 10`: what differs from the stored study's configuration, where it was stored."""
+    stored = opt.user_attrs.get(CONFIG)
+    if not stored:
+        return "which fields is unknown: it predates recorded configurations"
+    return "; ".join(str(change) for change in changes_between(stored, study.config())) or "no field"
 
 
 def suggest(trial: optuna.Trial, study: ResolvedStudy) -> dict[str, Any]:
@@ -230,6 +241,46 @@ def failed_trials(opt: optuna.Study) -> tuple[list[FrozenTrial], list[FrozenTria
     return [t for t in ended if "skipped" not in t.user_attrs], [
         t for t in ended if "skipped" in t.user_attrs
     ]
+
+
+@dataclass(frozen=True)
+class BestConfiguration:
+    """The configuration with the best mean objective over its seeds (a study without seeds: the best
+    trial): its searched values but the seed, and each seed's trial number and value."""
+
+    params: dict[str, Any]
+    trials: list[int]
+    values: list[float]
+    seeds: list[Any]
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values)
+
+    @property
+    def std(self) -> float:
+        """The sample standard deviation over seeds (n - 1), 0 for one seed."""
+        n = len(self.values)
+        return math.sqrt(sum((v - self.mean) ** 2 for v in self.values) / (n - 1)) if n > 1 else 0.0
+
+
+def best_configuration(opt: optuna.Study) -> BestConfiguration | None:
+    """The best configuration on the seed mean of the completed trials (a seed's best trial alone would be
+    chosen for its luck); None when no trial completed."""
+    groups: dict[tuple[tuple[str, str], ...], list[FrozenTrial]] = {}
+    for trial in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        config = {k: v for k, v in trial.params.items() if k != "seed"}
+        groups.setdefault(_key(config), []).append(trial)
+    if not groups:
+        return None
+    best = max(groups.values(), key=lambda ts: sum(t.value for t in ts) / len(ts))  # type: ignore[misc]
+    best = sorted(best, key=lambda t: t.number)
+    return BestConfiguration(
+        {k: v for k, v in best[0].params.items() if k != "seed"},
+        [t.number for t in best],
+        [float(t.value) for t in best],  # type: ignore[arg-type]
+        [t.params.get("seed") for t in best],
+    )
 
 
 def best_value(opt: optuna.Study) -> float:

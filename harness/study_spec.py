@@ -15,6 +15,8 @@ import hashlib
 import itertools
 import json
 import re
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -23,6 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from harness.config import one_line_error
 from harness.errors import HarnessError, did_you_mean, read_utf8
+from harness.study_overrides import Override, apply_overrides, describe
 
 if TYPE_CHECKING:  # resolving runs imports every method (torch): only when a trial is resolved
     from harness.run_spec import ResolvedRun
@@ -165,6 +168,14 @@ class ResolvedStudy(BaseModel):
         default_factory=list,
         description="(field, the profile's value, the study base's or None): what the profile's base changes",
     )
+    override_argv: list[str] = Field(
+        default_factory=list, description="--set / --search / --eval as given (workers get them again)"
+    )
+    written_config: dict[str, Any] | None = Field(
+        None, description="with overrides: the configuration of the YAML as written (harness.derived)"
+    )
+    derived_from: str | None = Field(None, description="a derived study's origin (harness.derived)")
+    changes: str = Field("", description="a derived study: what differs from its origin, old -> new")
 
     def profile_note(self) -> str:
         """`model=all-MiniLM-L6-v2 (study: unset), max_steps=60 (study: unset)`: what the profile changed."""
@@ -180,14 +191,52 @@ class ResolvedStudy(BaseModel):
     def optuna_name(self) -> str:
         return f"{self.name}.{self.profile}"
 
-    def fingerprint(self) -> str:
-        """Hash of what defines the study's trials: a changed YAML must not silently resume."""
-        payload = {"base": self.base, "search": _jsonable(self.search), "sampler": self.sampler}
+    def config(self) -> dict[str, Any]:
+        """What defines the study's trials (JSON-able): base, search, sampler, pruner, variants."""
+        payload: dict[str, Any] = {
+            "base": self.base,
+            "search": _jsonable(self.search),
+            "sampler": self.sampler,
+        }
         if self.pruner != "none":
             payload["pruner"] = f"{self.pruner}/{self.pruner_startup_trials}"
         if self.variants:
             payload["variants"] = self.variants
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return json.loads(json.dumps(payload, default=str))
+
+    def fingerprint(self) -> str:
+        """Hash of `config()`: a changed configuration must not silently resume (harness.derived)."""
+        return hashlib.sha256(json.dumps(self.config(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def note(self) -> str:
+        """The study's description for the MLflow UI, and for a derived study its origin and changes."""
+        derived = f"Derived from {self.derived_from}: {self.changes}." if self.derived_from else ""
+        return " ".join(part for part in (self.description, derived) if part)
+
+    def yaml_argument(self) -> str:
+        """What names this study's YAML on a command line: its name when it is in studies/, else its path."""
+        origin = self.derived_from or self.name
+        return origin if Path(self.path) == (STUDIES_DIR / f"{origin}.yaml").resolve() else self.path
+
+    def command(self, verb: str = "run-study", target: str | None = None) -> str:
+        """`harness run-study NAME --profile P --set ...`: the command that runs (resumes) this study;
+        `target`: the YAML as the user named it (default: its name in studies/, else its path)."""
+        named = f" --profile {self.profile}" if self.profiles_available else ""
+        extra = f" {self.override_text()}" if self.override_argv else ""
+        return f"harness {verb} {target or self.yaml_argument()}{named}{extra}"
+
+    def override_text(self) -> str:
+        """`--set max_steps=10`: the command line's changes to the YAML, or ''."""
+        return shlex.join(self.override_argv)
+
+    def identity_tags(self) -> dict[str, str]:
+        """Tags of a study's parent run: where its YAML is, and for a derived study its origin and changes."""
+        tags = {"study.path": self.path}
+        if self.override_argv:
+            tags["study.overrides"] = self.override_text()
+        if self.derived_from:
+            tags |= {"derived_from": self.derived_from, "derived.changes": self.changes}
+        return tags
 
     def grid(self) -> dict[str, list[Any]]:
         return {k: v for k, v in self.search.items() if isinstance(v, list)}
@@ -213,19 +262,15 @@ class ResolvedStudy(BaseModel):
 PAPER_PROFILE = "paper"
 
 
-def with_final_tasks(study: ResolvedStudy, tasks: str) -> ResolvedStudy:
-    """`run-study --eval TASKS`: every trial's final tasks (`final_tasks`) replaced, for quick iteration;
-    refused for the paper profile, whose tables need the paper's tasks."""
-    if study.profile == PAPER_PROFILE:
+def refuse_eval_for_paper(study: ResolvedStudy) -> None:
+    """`run-study --eval TASKS` is for quick iteration: refused for the paper profile, whose tables need the
+    paper's tasks."""
+    if study.profile == PAPER_PROFILE and any(arg == "--eval" for arg in study.override_argv):
         others = ", ".join(p for p in study.profiles_available if p != PAPER_PROFILE)
         raise HarnessError(
             "--eval changes the paper profile's evaluation, which its tables need; drop --eval or run "
             f"another profile ({others})"
         )
-    chosen = [t.strip() for t in tasks.split(",") if t.strip()]
-    updated = study.model_copy(update={"base": {**study.base, "final_tasks": chosen}})
-    updated.grid_runs()  # every trial still resolves (an unknown task, a method not scored on STS)
-    return updated
 
 
 def _jsonable(space: SearchSpace) -> dict[str, Any]:
@@ -247,18 +292,27 @@ def find_study_file(name_or_path: str) -> Path:
 BASE_PROFILE = "base"  # the profile name of a study that has none: its own base and search
 
 
-def read_study(path: Path) -> StudyConfig:
-    """The validated YAML of a study file (no run is resolved: fast, imports no method)."""
+def read_raw(path: Path) -> dict[str, Any]:
+    """The study file's mapping as YAML gives it (not yet validated)."""
     try:
         raw = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as exc:
         raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(raw, dict):
         raise HarnessError(f"{path}: expected a mapping with name, base, search and (optional) profiles")
+    return raw
+
+
+def validate_study(raw: dict[str, Any], where: str) -> StudyConfig:
     try:
         return StudyConfig.model_validate(raw)
     except ValidationError as exc:
-        raise one_line_error(exc, str(path)) from None
+        raise one_line_error(exc, where) from None
+
+
+def read_study(path: Path) -> StudyConfig:
+    """The validated YAML of a study file (no run is resolved: fast, imports no method)."""
+    return validate_study(read_raw(path), str(path))
 
 
 def default_profile(study: StudyConfig) -> str:
@@ -302,11 +356,30 @@ def trial_count(study: StudyConfig, prof: Profile) -> int | None:
     return count * len(seeds or [None])
 
 
-def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
-    """Read, validate and resolve a study YAML; every grid point is validated before anything runs."""
+def load_study(
+    name_or_path: str, profile: str | None = None, overrides: Sequence[Override] = ()
+) -> ResolvedStudy:
+    """Read, validate and resolve a study YAML, with the command line's `overrides` (--set, --search)
+    applied to its mapping first (harness.study_overrides); every grid point is validated before anything
+    runs."""
     path = find_study_file(name_or_path)
-    study = read_study(path)
+    raw = read_raw(path)
+    study = validate_study(raw, str(path))
     chosen, prof = choose_profile(study, path, profile)
+    resolved = _resolve(study, chosen, prof, path)
+    if overrides:
+        given = list(overrides)
+        study = validate_study(apply_overrides(raw, given, chosen), f"{path} with {describe(given)}")
+        written = resolved.config()
+        resolved = _resolve(study, chosen, choose_profile(study, path, chosen)[1], path)
+        argv = [token for override in given for token in override.argv]
+        resolved = resolved.model_copy(update={"override_argv": argv, "written_config": written})
+    resolved.grid_runs()
+    return resolved
+
+
+def _resolve(study: StudyConfig, chosen: str, prof: Profile, path: Path) -> ResolvedStudy:
+    """The study with profile `chosen` applied (its runs not yet validated)."""
     search = prof.search if prof.search is not None else study.search
     if study.variants:
         search = {VARIANT: [v for v in study.variants if prof.only is None or v in prof.only], **search}
@@ -327,7 +400,7 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
             n_trials *= len(values)
     elif n_trials is None:
         raise HarnessError(f"{path}: sampler tpe needs n_trials (top level or in the profile)")
-    resolved = ResolvedStudy(
+    return ResolvedStudy(
         name=study.name,
         profile=chosen,
         description="; ".join(d for d in (study.description, prof.description) if d),
@@ -344,5 +417,3 @@ def load_study(name_or_path: str, profile: str | None = None) -> ResolvedStudy:
         profiles_available=list(study.profiles),
         profile_changes=[(k, v, study.base.get(k)) for k, v in prof.base.items() if study.base.get(k) != v],
     )
-    resolved.grid_runs()
-    return resolved

@@ -62,7 +62,7 @@ class WorkerSettings:
         cmd = [sys.executable, "-m", "harness", "worker", study.path, "--profile", study.profile]
         cmd += ["--storage", self.storage or default_storage(), "--data-dir", str(self.data_dir)]
         cmd += ["--tracking-uri", self.tracking_uri, "--position", str(position)]
-        cmd += ["--heartbeat", str(self.heartbeat), "--threads", str(self.threads)]
+        cmd += ["--heartbeat", str(self.heartbeat), "--threads", str(self.threads), *study.override_argv]
         return cmd + ([] if self.progress else ["--no-progress"])
 
 
@@ -168,6 +168,6 @@ class IdleWatch:
         if not self.said and now - self.since >= IDLE_NOTICE:
             self.said = True
             tqdm.write(f"waiting for workers: {remaining(opt, study)} trial(s) to run and none running for "
-                       f"{now - self.since:.0f} s; start `harness worker {study.name} --profile "
-                       f"{study.profile} --storage ... --tracking-uri ...` where the GPUs are (this "
+                       f"{now - self.since:.0f} s; start `{study.command('worker')} "
+                       "--storage ... --tracking-uri ...` where the GPUs are (this "
                        "coordinator ends when every trial has)")  # fmt: skip

@@ -168,13 +168,15 @@ def test_trial_counts_of_the_listing_equal_the_resolved_studies() -> None:
 def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
-    from harness.study_spec import with_final_tasks
+    from harness.study_overrides import eval_override
+    from harness.study_spec import refuse_eval_for_paper
 
     path = own_study(tmp_path, tiny_bert, paper={}, smoke={})
-    quick = with_final_tasks(load_study(str(path), "smoke"), "quick,SICKRelatedness")
+    quick = load_study(str(path), "smoke", [eval_override("quick,SICKRelatedness")])
     assert all(r.settings.final_tasks == ["quick", "SICKRelatedness"] for r in quick.grid_runs())
+    assert quick.override_argv == ["--eval", "quick,SICKRelatedness"]  # a worker is given it again
     with pytest.raises(HarnessError, match=r"--eval changes the paper profile's evaluation"):
-        with_final_tasks(load_study(str(path), "paper"), "quick")
+        refuse_eval_for_paper(load_study(str(path), "paper", [eval_override("quick")]))
     refused = harness("run-study", str(path), "--profile", "paper", "--eval", "quick")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
 

@@ -1,0 +1,215 @@
+"""Issue 41 item 1: change one thing and run again. `--set` / `--search` / an edited YAML run as a derived
+study named by what differs (resumable, listed, reported); `--fresh` leaves no look-alike runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from harness.derived import changes_between, derived_name, identify
+from harness.errors import HarnessError
+from harness.study import best_configuration, open_storage, open_study
+from harness.study_overrides import SEARCH, SET, apply_overrides, parse_override
+from harness.study_spec import check_plain_name, load_study
+from harness.tracking import Tracker
+from tests.helpers import harness_here
+from tests.test_own_study import own_study
+
+VARIANTS = {
+    "name": "v",
+    "base": {"method": "scl", "lr": 2.0e-5, "max_steps": 4},
+    "search": {"lambda": [0.1, 0.5]},
+    "variants": {"plain": {}, "fusion": {"method": "fusion", "lr": 1.0e-5}},
+    "profiles": {
+        "smoke": {"base": {"max_steps": 2}, "variants": {"fusion": {"lr": 3.0e-5}}},
+        "paper": {"seeds": [1, 2], "search": {"lambda": [0.5]}},
+    },
+}
+
+
+def _apply(profile: str, *given: tuple[str, str]) -> dict:
+    return apply_overrides(VARIANTS, [parse_override(option, text) for option, text in given], profile)
+
+
+def test_a_short_field_is_set_wherever_the_profile_reads_it() -> None:
+    edited = _apply("smoke", (SET, "max_steps=9"), (SET, "lr=1e-4"))
+    assert edited["base"]["max_steps"] == 9 and edited["profiles"]["smoke"]["base"]["max_steps"] == 9
+    assert edited["base"]["lr"] == 1e-4  # `1e-4` is text to YAML 1.1: read as the number it is
+    assert edited["variants"]["fusion"]["lr"] == 1e-4
+    assert edited["profiles"]["smoke"]["variants"]["fusion"]["lr"] == 1e-4
+    assert VARIANTS["base"]["max_steps"] == 4  # the YAML's mapping itself is untouched
+
+
+def test_variant_profile_and_search_paths() -> None:
+    edited = _apply("smoke", (SET, "fusion.temperature=0.2"), (SET, "profiles.paper.base.lr=5e-5"))
+    assert edited["variants"]["fusion"]["temperature"] == 0.2
+    assert edited["profiles"]["paper"]["base"]["lr"] == 5e-5
+    searched = _apply("smoke", (SEARCH, "lambda=0.2,0.3"), (SET, "seeds=[3, 4]"))
+    assert searched["search"]["lambda"] == [0.2, 0.3] and searched["seeds"] == [3, 4]
+    paper = _apply("paper", (SEARCH, "lambda=0.2"), (SET, "seeds=[3]"))  # the paper profile's own
+    assert paper["profiles"]["paper"]["search"]["lambda"] == [0.2] and paper["search"]["lambda"] == [0.1, 0.5]
+    assert paper["profiles"]["paper"]["seeds"] == [3]
+    one = _apply("smoke", (SET, "lambda=0.7"))  # a searched field set: searched over that value alone
+    assert one["search"]["lambda"] == [0.7]
+    ranged = _apply("smoke", (SEARCH, "lr={low: 1e-5, high: 1e-4, log: true}"))
+    assert ranged["search"]["lr"] == {"low": 1e-5, "high": 1e-4, "log": True}
+
+
+@pytest.mark.parametrize(
+    ("option", "given", "message"),
+    [
+        (SET, "max_steps", "write --set FIELD=VALUE"),
+        (SET, "=3", "write --set FIELD=VALUE"),
+        (SET, "base..lr=3", "write --set FIELD=VALUE"),
+        (SEARCH, "base.lr=1,2", "give a searched field by name"),
+    ],
+)
+def test_malformed_overrides_are_one_line(option: str, given: str, message: str) -> None:
+    with pytest.raises(HarnessError, match=message):
+        parse_override(option, given)
+
+
+def test_overrides_are_validated_like_the_yaml(tmp_path: Path, tiny_bert: Path) -> None:
+    path = str(own_study(tmp_path, tiny_bert))
+    with pytest.raises(HarnessError, match=r"field 'max_step' is neither a run field"):
+        load_study(path, None, [parse_override(SET, "max_step=10")])
+    with pytest.raises(HarnessError, match=r"field 'max_steps'.*greater than 0"):
+        load_study(path, None, [parse_override(SET, "max_steps=0")])
+    with pytest.raises(HarnessError, match=r"with --set sampler=bayes: field 'sampler'"):
+        load_study(path, None, [parse_override(SET, "sampler=bayes")])
+    study = load_study(
+        path, None, [parse_override(SET, "max_steps=5"), parse_override(SEARCH, "temperature=0.2")]
+    )
+    assert study.base["max_steps"] == 5 and study.search == {"temperature": [0.2]}
+    assert study.override_argv == ["--set", "max_steps=5", "--search", "temperature=0.2"]
+    assert study.written_config is not None and study.written_config["base"]["max_steps"] == 3
+
+
+def test_changes_and_derived_names() -> None:
+    old = {"base": {"max_steps": 5, "lr": 1e-5}, "search": {"temperature": [0.05, 0.1]}, "sampler": "grid"}
+    new = {"base": {"max_steps": 10}, "search": {"temperature": [0.05]}, "sampler": "grid"}
+    changes = changes_between(old, new)
+    assert [str(c) for c in changes] == [
+        "lr 1e-05 -> unset",
+        "max_steps 5 -> 10",
+        "search.temperature [0.05, 0.1] -> [0.05]",
+    ]
+    name = derived_name("my_simcse", changes)
+    assert name == "my_simcse--lr-unset--max_steps-10--temperature-0.05"
+    check_plain_name("study name", name)  # a folder, an MLflow experiment and an Optuna study name
+    long = derived_name("s", [c for c in changes for _ in range(6)])
+    assert len(long) <= 80 and long != derived_name("s", [c for c in changes for _ in range(5)])
+    check_plain_name("study name", long)
+
+
+def _stored(study, tmp_path: Path):  # noqa: ANN001, ANN202
+    storage = open_storage(str(tmp_path / "journal"))
+    open_study(study, storage, create=True)
+    return storage
+
+
+def test_identity_follows_the_stored_configuration(tmp_path: Path, tiny_bert: Path) -> None:
+    path = own_study(tmp_path, tiny_bert)
+    first = load_study(str(path))
+    assert identify(first, None).study.name == "my_simcse"  # nothing stored: the study itself
+    storage = _stored(first, tmp_path)
+    assert identify(load_study(str(path)), storage).reason == ""  # the same configuration: resume
+    config = yaml.safe_load(path.read_text())
+    config["base"]["max_steps"] = 6
+    path.write_text(yaml.safe_dump(config))
+    edited = identify(load_study(str(path)), storage)
+    assert edited.study.name == "my_simcse--max_steps-6" and edited.study.derived_from == "my_simcse"
+    assert "the YAML changed since this study ran here (max_steps 3 -> 6)" in edited.reason
+    assert "--fresh would replace my_simcse's runs instead" in edited.reason
+    assert identify(load_study(str(path)), storage, fresh=True).study.name == "my_simcse"
+    overridden = identify(load_study(str(path), None, [parse_override(SET, "batch_size=8")]), storage)
+    assert overridden.study.name == "my_simcse--batch_size-8--max_steps-6"  # against what ran here
+    back = identify(load_study(str(path), None, [parse_override(SET, "max_steps=3")]), storage)
+    assert back.study.name == "my_simcse"  # an override that restores what ran here resumes it
+
+
+def test_a_study_stored_before_configurations_were_gets_a_hashed_name(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    path = own_study(tmp_path, tiny_bert)
+    storage = open_storage(str(tmp_path / "journal"))
+    legacy = optuna.create_study(study_name="my_simcse.base", storage=storage)
+    legacy.set_user_attr("fingerprint", "0" * 16)
+    derived = identify(load_study(str(path)), storage)
+    assert (
+        derived.study.name.startswith("my_simcse--") and "predates recorded configurations" in derived.reason
+    )
+
+
+def test_the_best_configuration_is_chosen_on_its_seed_mean() -> None:
+    study = optuna.create_study(direction="maximize")
+    for temperature, seed, value in [(0.05, 1, 90.0), (0.05, 2, 70.0), (0.1, 1, 85.0), (0.1, 2, 84.0)]:
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={"temperature": temperature, "seed": seed},
+                distributions={
+                    "temperature": optuna.distributions.CategoricalDistribution([0.05, 0.1]),
+                    "seed": optuna.distributions.CategoricalDistribution([1, 2]),
+                },
+                value=value,
+            )
+        )
+    best = best_configuration(study)
+    assert best is not None and best.params == {"temperature": 0.1}  # 84.5 on average, not the 90 of a seed
+    assert best.trials == [2, 3] and best.seeds == [1, 2] and best.mean == pytest.approx(84.5)
+    assert best.std == pytest.approx(0.7071, abs=1e-4)
+
+
+def test_the_worker_command_carries_the_overrides(tmp_path: Path, tiny_bert: Path) -> None:
+    from harness.workers import WorkerSettings
+
+    study = load_study(str(own_study(tmp_path, tiny_bert)), None, [parse_override(SET, "max_steps=2")])
+    settings = WorkerSettings(None, "sqlite:///x.db", tmp_path, 60, 1, False)
+    assert settings.command(study, 1)[-3:] == ["--set", "max_steps=2", "--no-progress"]
+
+
+def _parents(name: str) -> list:
+    tracker = Tracker()
+    experiment = tracker.client.get_experiment_by_name(name)
+    return tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
+
+
+@pytest.mark.slow
+def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> None:
+    """The issue's second hour: run, edit a field, run (derived), again (resumes), --set (derived), report
+    each, and --fresh leaves one parent."""
+    path = own_study(tmp_path, tiny_bert)
+    assert harness_here("run-study", str(path)).returncode == 0
+    config = yaml.safe_load(path.read_text())
+    config["base"]["max_steps"] = 4
+    path.write_text(yaml.safe_dump(config))
+    dry = harness_here("run-study", str(path), "--dry-run")
+    assert "(max_steps 3 -> 4): running it as study my_simcse--max_steps-4" in dry.stdout
+    edited = harness_here("run-study", str(path))
+    assert edited.returncode == 0, edited.stderr
+    assert "running it as study my_simcse--max_steps-4" in edited.stdout
+    assert "study my_simcse--max_steps-4.base: 2 of 2 trial(s) complete" in edited.stdout
+    again = harness_here("run-study", str(path))
+    assert "evaluating" not in again.stdout and "2 of 2 trial(s) complete" in again.stdout  # resumed: done
+    (parent,) = _parents("my_simcse--max_steps-4")
+    assert parent.data.tags["derived_from"] == "my_simcse"
+    assert parent.data.tags["derived.changes"] == "max_steps 3 -> 4"
+    assert parent.data.tags["study.path"] == str(path)
+    overridden = harness_here("run-study", str(path), "--set", "batch_size=8", "--search", "temperature=0.1")
+    assert overridden.returncode == 0, overridden.stderr
+    name = "my_simcse--batch_size-8--max_steps-4--temperature-0.1"
+    assert f"study {name}.base: 1 of 1 trial(s) complete" in overridden.stdout
+    assert f"`harness run-study {path} --set batch_size=8 --search temperature=0.1`" in overridden.stdout
+    report = harness_here("report", name, "--no-pdf", "--out", str(tmp_path / "reports"))
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "reports" / name / "results.tex").is_file()
+    fresh = harness_here("run-study", str(path), "--fresh")
+    assert fresh.returncode == 0, fresh.stderr
+    assert "--fresh: deleted the earlier MLflow runs of my_simcse (base): 1 study run(s), 2 trial run(s)" in (
+        fresh.stdout
+    )
+    assert len(_parents("my_simcse")) == 1  # no look-alike parent beside the new one
+    assert "running it as" not in fresh.stdout  # --fresh replaced the edited study itself
