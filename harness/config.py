@@ -234,7 +234,7 @@ def _literals(errors: list[Any]) -> list[str]:
     return list(dict.fromkeys(re.findall(r"'([^']*)'", expected)))
 
 
-def _wanted(error: Any, tag: str, model: type[BaseModel] | None) -> str:
+def _wanted(error: Any, tag: str) -> str:
     """What one union member wants, in words: `a list of values`, `a range {low, high}`, `'epoch'`."""
     if error["type"] == "literal_error":
         return " or ".join(repr(v) for v in _literals([error]))
@@ -266,6 +266,11 @@ def one_line_error(error: ValidationError, where: str, model: type[BaseModel] | 
     first = errors[0]
     if not first["loc"]:
         return HarnessError(f"{where}: {_message(first)}")
+    if first["type"] == "missing":  # a misspelt required field: the unknown one beside it says more
+        beside = [e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == first["loc"][:-1]]
+        first = next(
+            (e for e in beside if did_you_mean(str(e["loc"][-1]), [str(first["loc"][-1])], "")), first
+        )
     spot = place(first["loc"], model)
     if spot.tag_at is not None:  # the first union that failed: its members' errors
         tagged = first["loc"][: spot.tag_at]
@@ -278,7 +283,7 @@ def one_line_error(error: ValidationError, where: str, model: type[BaseModel] | 
             expected = ", ".join(map(repr, _literals(branches)))
             first = {**first, "ctx": {"expected": expected}, "msg": f"Input should be one of {expected}"}
         else:
-            wanted = [_wanted(e, str(e["loc"][spot.tag_at]), model) for e in branches]
+            wanted = [_wanted(e, str(e["loc"][spot.tag_at])) for e in branches]
             first = {**first, "msg": f"give {' or '.join(dict.fromkeys(wanted))}"}
     field = shown_path(spot.path)
     if first["type"] == "extra_forbidden":
@@ -286,6 +291,8 @@ def one_line_error(error: ValidationError, where: str, model: type[BaseModel] | 
         otherwise = f"the fields here: {', '.join(known)}" if known else "remove it"
         hint = did_you_mean(str(spot.path[-1]), known, otherwise, cutoff=0.6)
         return HarnessError(f"{where}: unknown field '{field}'; {hint}")
+    if first["type"] == "missing":
+        return HarnessError(f"{where}: field '{field}' is missing; add it")
     close = ""
     if first["type"] == "literal_error" and isinstance(first.get("input"), str):
         close = did_you_mean(first["input"], _literals([first]), "")

@@ -6,6 +6,10 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import yaml
 
 
 class HarnessError(Exception):
@@ -91,3 +95,32 @@ def writable_dir(path: Path, what: str, fix: str) -> Path:
     if not os.access(path, os.W_OK | os.X_OK):
         raise HarnessError(f"cannot write to {path} for {what}: permission denied or read-only; {fix}")
     return path
+
+
+# PyYAML's problems, by a phrase in them, and what usually fixes them
+YAML_FIXES = (
+    ("expected <block end>", "check the indentation of that line"),
+    ("did not find expected key", "check the indentation of that line"),
+    ("found character '\\t'", "indent with spaces, not tabs"),
+    ("mapping values are not allowed here", "quote a value that holds ': ', or check the indentation"),
+    ("undefined alias", "quote a value that starts with '*'"),
+    ("could not determine a constructor", "quote a value that starts with '!'"),
+    ("found unexpected end of stream", "close the quote opened at {opened}"),
+    ("expected ',' or ']'", "close the '[' opened at {opened}, or put a ',' between its items"),
+    ("expected ',' or '}'", "close the '{' opened at {opened}, or put a ',' between its items"),
+    ("expected the node content, but found '<stream end>'", "close the '[' or '{' left open"),
+)
+
+
+def yaml_error(path: Path | str, exc: "yaml.YAMLError") -> HarnessError:
+    """`file:line:column: not valid YAML: problem (fix)`, the position 1-based as editors count, where
+    PyYAML found the problem (a quote or bracket left open: where it opened)."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    fix = next((fix for phrase, fix in YAML_FIXES if phrase in problem), None)
+    opened = getattr(exc, "context_mark", None)
+    if fix:
+        at = f"{opened.line + 1}:{opened.column + 1}" if opened is not None else "before"
+        fix = fix.replace("{opened}", at)
+    return HarnessError(f"{where}: not valid YAML: {problem}" + (f" ({fix})" if fix else ""))

@@ -147,7 +147,7 @@ WRONG_FIELDS = [
     ("[wiki]", "[wikipedia]", "(got 'wikipedia'); did you mean wiki?"),
     ("[0.05, 0.1]", "0.05",
      "field 'search.temperature': give a list of values or a range {low, high} (got 0.05)"),
-    ("[0.05, 0.1]", "{low: 0.01}", "field 'search.temperature.high': Field required"),
+    ("[0.05, 0.1]", "{low: 0.01}", "field 'search.temperature.high' is missing; add it"),
     ("[0.05, 0.1]", "{low: 1, high: 2, int: maybe}",
      "field 'search.temperature.int': Input should be a valid boolean"),
     ("eval_every: 5", "eval_every: often", "field 'eval_every': give an integer or 'epoch' (got 'often')"),
@@ -174,3 +174,26 @@ def test_the_paper_defaults_note_says_what_the_generic_pooling_is() -> None:
         "pooling=cls_before_pooler (not model: the model's own sentence-transformers pooling, e.g. MiniLM's "
         "mean + normalise), lr=3e-05 (not 2e-05)"
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("  max_steps: 5", "   max_steps: 5", "s.yaml:7:4: not valid YAML: expected <block end>, but found "
+         "'<block mapping start>' (check the indentation of that line)"),
+        ("[wiki]", "[wiki", "s.yaml:7:12: not valid YAML: expected ',' or ']', but got ':' (close the '[' "
+         "opened at 6:21, or put a ',' between its items)"),
+        ("  max_steps: 5", "\tmax_steps: 5", "s.yaml:7:1: not valid YAML: found character '\\t' that cannot "
+         "start any token (indent with spaces, not tabs)"),
+    ],
+)  # fmt: skip
+def test_a_yaml_error_names_line_column_and_fix(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """Issue 41 item 4: where PyYAML stopped, 1-based as editors count, and what usually fixes it."""
+    import yaml
+
+    from harness.errors import yaml_error
+
+    text = SIMCSE.replace("name: my_simcse\n", "name: my_simcse\ndescription: d\n").replace(old, new)
+    with pytest.raises(yaml.YAMLError) as error:
+        yaml.safe_load(text)
+    assert str(yaml_error(tmp_path / "s.yaml", error.value)) == f"{tmp_path}/{message}"

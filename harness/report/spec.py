@@ -9,7 +9,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from harness.errors import HarnessError, read_utf8
+from harness.config import one_line_error
+from harness.errors import HarnessError, read_utf8, yaml_error
 from harness.evaluate.registry import aggregates
 from harness.report.claim_spec import Claim
 from harness.report.names import SHORT_NAMES
@@ -95,9 +96,24 @@ def load_spec(study: str, metrics: list[str] | None = None, varying: list[str] |
     if not path.is_file():
         return default_spec(study, metrics or [], varying or [])
     try:
-        return ReportSpec.model_validate(yaml.safe_load(read_utf8(path)))
+        raw = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise yaml_error(path, exc) from None
+    for section in ("tables", "figures") if isinstance(raw, dict) else ():
+        _check_parts(raw.get(section), section, path)
+    try:
+        return ReportSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise HarnessError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+        raise one_line_error(exc, str(path), ReportSpec) from None
+
+
+def _check_parts(items: Any, section: str, path: Path) -> None:
+    """Each part validated by its kind's class on its own, so that an error names the part (`tables[2]`)
+    and the fields of its kind; within the spec, pydantic would report it at `tables`, lost in the list."""
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        try:
+            part_of(item, section)
+        except ValidationError as exc:
+            raise one_line_error(exc, f"{path}: {section}[{index}]") from None
+        except ValueError as exc:
+            raise HarnessError(f"{path}: {section}[{index}]: {exc}") from None
