@@ -8,6 +8,7 @@ a step budget shorter than the epochs makes it exact."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Sized
@@ -95,9 +96,17 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
     lines.append("every trial: " + ", ".join(f"{k}={v}" for k, v in study.base.items()))
     for name, fields in study.variants.items():
         lines.append(f"variant {name}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+    order = list(range(len(runs)))
+    if study.sampler == "grid" and grid:
+        order = grid_order(study)
+        lines.append(
+            f"trial numbers as a new study gives them (Optuna shuffles the grid, seed {grid_seed(study)}; "
+            "several --workers start them in any order)"
+        )
     total_known = 0
-    for number, run in enumerate(runs):
-        values = dict(zip(grid, _combo(grid, number), strict=True)) if grid else {}
+    for number, index in enumerate(order):
+        run = runs[index]
+        values = dict(zip(grid, _combo(grid, index), strict=True)) if grid else {}
         needs, steps, sources = model_needs(run), "?", DataSources(data_dir, None)
         if not run.method.trains:
             steps = "0"
@@ -115,6 +124,37 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
         lines.append(f"  trial {number}: {shown}  steps {steps}{need}")
     lines.append(f"training steps in all: {total_known} (where known); {_device_line()}")
     return lines
+
+
+def grid_seed(study: ResolvedStudy) -> int:
+    """The grid sampler's seed, as harness.study.open_study gives it (the same for every worker)."""
+    return int(study.base.get("seed", 42))
+
+
+def grid_order(study: ResolvedStudy) -> list[int]:
+    """Per trial number of a new grid study, the index of its point in `grid_runs` (itertools.product
+    order). Optuna's GridSampler shuffles the grid (its fields sorted by name) with the study's seed and
+    gives trial N the Nth point; asked here of the run's own sampler over an in-memory study, which writes
+    nothing, rather than reproduced, so the listing follows Optuna should its rule change."""
+    import optuna
+
+    from harness.study import make_sampler, suggest
+
+    grid = study.grid()
+    index = {combo: i for i, combo in enumerate(itertools.product(*grid.values()))}
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created in memory" line
+    try:
+        opt = optuna.create_study(sampler=make_sampler(study, grid_seed(study)), direction="maximize")
+        order = []
+        for _ in range(study.n_trials):
+            trial = opt.ask()
+            values = suggest(trial, study)
+            order.append(index[tuple(values[k] for k in grid)])
+            opt.tell(trial, 0.0)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+    return order
 
 
 def _combo(grid: dict[str, list[Any]], number: int) -> list[Any]:

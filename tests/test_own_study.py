@@ -109,7 +109,7 @@ def test_dry_run_lists_every_trial_and_writes_nothing(
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("study my_simcse, profile base: 2 trial(s), sampler grid")
-    assert "  trial 0: temperature=0.05  steps 3" in lines and "  trial 1: temperature=0.1  steps 3" in lines
+    assert "  trial 0: temperature=0.1  steps 3" in lines and "  trial 1: temperature=0.05  steps 3" in lines
     assert any(line.startswith("paper defaults (fields the study leaves unset): pooling=") for line in lines)
     assert not harness_home.exists()  # no journal, no MLflow store
 
