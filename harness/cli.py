@@ -553,6 +553,19 @@ def report_cmd(
         click.echo(f"  {path.name}")
     for line in findings.lines():
         click.echo(line)
+    _derived_hint(study, tracking_uri)
+
+
+def _derived_hint(study: str, tracking_uri: str | None) -> None:
+    """After a study's report: the studies derived from it in this store, with the command for each."""
+    from harness.study_runs import derived_studies
+    from harness.tracking import Tracker, require_store
+
+    derived = derived_studies(Tracker(require_store(tracking_uri)), study)
+    if derived:
+        click.echo(f"studies derived from {study} here (each its own report):")
+    for name, changes in derived:
+        click.echo(f"  {name} ({changes}): harness report {name}")
 
 
 @cli.command("export")

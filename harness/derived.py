@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from harness.study_spec import ResolvedStudy
 
 CONFIG = "config"  # the Optuna study attribute holding the configuration it was created with
+DERIVED_FROM, DERIVED_CHANGES = "derived_from", "derived.changes"  # tags of a derived study's runs
 MAX_NAME = 80
 SEPARATOR = "--"
 

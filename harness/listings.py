@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError, did_you_mean
 from harness.home import missing_store
-from harness.store_index import finished_trials, local_store
+from harness.store_index import finished_trials, local_store, study_tags
 
 
 def _width() -> int:
@@ -27,7 +27,9 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
 
     store = local_store(tracking_uri)
     done = finished_trials(store) if store else {}
+    tags = study_tags(store) if store else {}
     width = max((len(p.stem) for p in paths), default=0)
+    listed: set[str] = set()
     for path in paths:
         try:
             study = read_study(path)
@@ -44,18 +46,53 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
             count = trial_count(study, prof or Profile())
             mark = "*" if name == default else ""
             shown.append(f"{name}{mark} {count if count is not None else '?'}")
-        runs = done.get(study.name, {})
-        ran = ", ".join(f"{p} {n}" for p, n in sorted(runs.items())) if runs else "-"
+        listed.add(study.name)
+        ran = _ran(done, study.name)
         yield f"{study.name:{width}s}  trials: {', '.join(shown):34s}  finished here: {ran}"
         if study.description:
             indent = " " * (width + 2)
             yield textwrap.fill(study.description, _width(), initial_indent=indent, subsequent_indent=indent)
+        yield from _derived_lines(study.name, tags, done, width)
+    yield from _elsewhere_lines(listed, tags, done)
     if store is None:
         yield "(finished trials are counted for a local sqlite store only)"
     elif not store.is_file():
         yield f"({missing_store(store)}; finished trials are counted once a study has run)"
     else:
         yield f"(* the profile run without --profile; finished trials from {store})"
+
+
+def _ran(done: dict[str, dict[str, int]], study: str) -> str:
+    runs = done.get(study, {})
+    return ", ".join(f"{p} {n}" for p, n in sorted(runs.items())) if runs else "-"
+
+
+def _derived_lines(
+    origin: str, tags: dict[str, dict[str, str]], done: dict[str, dict[str, int]], width: int
+) -> Iterator[str]:
+    """The studies derived from `origin` in the store (harness.derived), a line each under it."""
+    for name in sorted(n for n, t in tags.items() if t.get("derived_from") == origin):
+        changes = tags[name].get("derived.changes", "")
+        yield f"{'':{width}s}  derived: {name} ({changes}); finished here: {_ran(done, name)}"
+
+
+def _elsewhere_lines(
+    listed: set[str], tags: dict[str, dict[str, str]], done: dict[str, dict[str, int]]
+) -> Iterator[str]:
+    """Studies of the store whose YAML is not in studies/ (a researcher's own file elsewhere), with their
+    derived studies: where each YAML is and its finished trials."""
+    derived = {n for n, t in tags.items() if t.get("derived_from")}
+    others = sorted(n for n in set(done) | set(tags) if n not in listed and n not in derived)
+    others = [n for n in others if n in done or "study.path" in tags.get(n, {})]
+    if others:
+        yield "studies in this store from YAML files outside studies/:"
+    for name in others:
+        where = tags.get(name, {}).get("study.path", "its YAML path was not recorded")
+        yield f"  {name}  ({where}); finished here: {_ran(done, name)}"
+        yield from _derived_lines(name, tags, done, 2 + len(name))
+    orphans = sorted(n for n in derived if tags[n].get("derived_from") not in listed | set(others))
+    for name in orphans:
+        yield f"  {name}  (derived from {tags[name]['derived_from']}); finished here: {_ran(done, name)}"
 
 
 def _summary(cls: type) -> str:

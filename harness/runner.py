@@ -149,6 +149,9 @@ def _coordinate(
     watch(storage, tracker)
     requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
     experiment = tracker.experiment_id(study.name, study.note())
+    for key, value in study.identity_tags().items():  # `harness studies` and `report` find studies by them
+        if key != "study.overrides":
+            tracker.client.set_experiment_tag(experiment, key, value)
     tags = {
         **study.identity_tags(),
         "study": study.name,

@@ -20,6 +20,13 @@ WHERE r.status = 'FINISHED' AND r.lifecycle_stage = 'active' AND e.lifecycle_sta
 GROUP BY e.name, p.value
 """
 
+# where each study's YAML is, and what a derived study derives from (harness.derived; set by the runner)
+STUDY_TAGS = """
+SELECT e.name, t.key, t.value FROM experiment_tags t
+JOIN experiments e ON e.experiment_id = t.experiment_id
+WHERE t.key IN ('study.path', 'derived_from', 'derived.changes') AND e.lifecycle_stage = 'active'
+"""
+
 
 def local_store(tracking_uri: str | None = None) -> Path | None:
     """The sqlite file behind --tracking-uri / MLFLOW_TRACKING_URI / the default store (mlflow.db in the
@@ -31,13 +38,27 @@ def local_store(tracking_uri: str | None = None) -> Path | None:
 
 def finished_trials(store: Path) -> dict[str, dict[str, int]]:
     """{study: {profile: finished trial runs}} in a local store; empty when it does not exist yet."""
-    if not store.is_file():
-        return {}
     counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for study, profile, count in _rows(store, FINISHED_TRIALS):
+        counts[study][profile or "?"] = count
+    return dict(counts)
+
+
+def study_tags(store: Path) -> dict[str, dict[str, str]]:
+    """{study: {tag: value}}: `study.path`, `derived_from` and `derived.changes` of the studies that have
+    them (studies run before the tags were set have none)."""
+    tags: dict[str, dict[str, str]] = defaultdict(dict)
+    for study, key, value in _rows(store, STUDY_TAGS):
+        tags[study][key] = value
+    return dict(tags)
+
+
+def _rows(store: Path, query: str) -> list[tuple]:
+    """The query's rows from a local store opened read-only; none when it does not exist yet."""
+    if not store.is_file():
+        return []
     try:
         with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=2) as db:
-            for study, profile, count in db.execute(FINISHED_TRIALS):
-                counts[study][profile or "?"] = count
+            return list(db.execute(query))
     except sqlite3.Error:  # another layout (a future MLflow) or a locked file: nothing to say
-        return {}
-    return dict(counts)
+        return []

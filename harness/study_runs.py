@@ -5,9 +5,11 @@ runs)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, did_you_mean
 from harness.metric_names import history, metrics_of
 from harness.tracking import PARENT_TAG, ROLE_TAG, Tracker
 
@@ -17,7 +19,7 @@ def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # 
     experiment = tracker.client.get_experiment_by_name(study)
     if experiment is None:
         raise HarnessError(
-            f"no MLflow experiment {study!r} at {tracker.uri}; run `harness run-study {study}` first"
+            f"no MLflow experiment {study!r} at {tracker.uri}; {_no_experiment_fix(tracker, study)}"
         )
     query = f"tags.`{ROLE_TAG}` = 'study'"
     if profile:
@@ -30,6 +32,25 @@ def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # 
             f"experiment {study!r} has no study run{' for profile ' + profile if profile else ''}"
         )
     return runs[0]
+
+
+def _no_experiment_fix(tracker: Tracker, study: str) -> str:
+    """What to do about a study name the store lacks: run it where a study file has that name (in studies/
+    or here), else the close names among the store's experiments and the study files."""
+    from harness.study_spec import STUDIES_DIR
+
+    if (STUDIES_DIR / f"{study}.yaml").is_file():
+        return f"run `harness run-study {study}` first"
+    if Path(f"{study}.yaml").is_file():
+        return f"run `harness run-study {study}.yaml` first"
+    stored = sorted(
+        e.name for e in tracker.client.search_experiments(max_results=1000) if e.name != "Default"
+    )
+    files = [path.stem for path in sorted(STUDIES_DIR.glob("*.yaml"))]
+    otherwise = "the store has no study runs yet; run one with `harness run-study STUDY`"
+    if stored:
+        otherwise = f"studies with runs here: {', '.join(stored)}"
+    return did_you_mean(study, list(dict.fromkeys([*stored, *files])), otherwise, cutoff=0.6)
 
 
 def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tuple[pd.DataFrame, object]:
@@ -93,3 +114,12 @@ def histories(tracker: Tracker, run_ids: list[str], metric: str) -> dict[str, di
             points.setdefault(m.step, m.value)
         out[run_id] = points
     return out
+
+
+def derived_studies(tracker: Tracker, origin: str) -> list[tuple[str, str]]:
+    """(name, what differs) of every study derived from `origin` in this store (harness.derived), by the
+    experiment tag the runner sets."""
+    from harness.derived import DERIVED_CHANGES, DERIVED_FROM
+
+    found = tracker.client.search_experiments(filter_string=f"tags.`{DERIVED_FROM}` = '{origin}'")
+    return sorted((e.name, e.tags.get(DERIVED_CHANGES, "")) for e in found)

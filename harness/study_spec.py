@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from harness.config import one_line_error
+from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError, did_you_mean, read_utf8
 from harness.study_overrides import Override, apply_overrides, describe
 
@@ -235,7 +236,7 @@ class ResolvedStudy(BaseModel):
         if self.override_argv:
             tags["study.overrides"] = self.override_text()
         if self.derived_from:
-            tags |= {"derived_from": self.derived_from, "derived.changes": self.changes}
+            tags |= {DERIVED_FROM: self.derived_from, DERIVED_CHANGES: self.changes}
         return tags
 
     def grid(self) -> dict[str, list[Any]]:

@@ -206,6 +206,18 @@ def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> No
     report = harness_here("report", name, "--no-pdf", "--out", str(tmp_path / "reports"))
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "reports" / name / "results.tex").is_file()
+    assert (
+        "A study derived from my\\_simcse: batch\\_size"
+        in (tmp_path / "reports" / name / "report.tex").read_text()
+    )
+    origin = harness_here("report", "my_simcse", "--no-pdf", "--out", str(tmp_path / "reports"))
+    assert "studies derived from my_simcse here (each its own report):" in origin.stdout
+    assert (
+        "  my_simcse--max_steps-4 (max_steps 3 -> 4): harness report my_simcse--max_steps-4" in origin.stdout
+    )
+    listing = harness_here("studies").stdout
+    assert f"  my_simcse  ({path}); finished here: base 2" in listing
+    assert "derived: my_simcse--max_steps-4 (max_steps 3 -> 4); finished here: base 2" in listing
     fresh = harness_here("run-study", str(path), "--fresh")
     assert fresh.returncode == 0, fresh.stderr
     assert "--fresh: deleted the earlier MLflow runs of my_simcse (base): 1 study run(s), 2 trial run(s)" in (

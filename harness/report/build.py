@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError
 from harness.report.collect import varying_params
 from harness.report.evidence import Evidence
@@ -48,16 +49,20 @@ def write_study(
     prefix: str = "",
     resampler: Resampler | None = None,
     statistics: bool = True,
-) -> tuple[str, StudyFindings]:
+) -> tuple[str, StudyFindings, str]:
     """Write the study's tables (.tex), figures (.png), claims (claims.tex, claims.json) and runs.csv
     into `folder`; return the LaTeX body that includes them (paths prefixed with `prefix`, the folder as
-    seen from the document) and what the statistics found (claims' verdicts, cells reproduced); without
-    `statistics`, the numbers alone (no intervals, no claims)."""
+    seen from the document), what the statistics found (claims' verdicts, cells reproduced; without
+    `statistics`, the numbers alone: no intervals, no claims) and the report's title (a derived study's
+    names it after its origin's)."""
     frame, parent = trial_frame(tracker, study, profile)
-    spec = load_spec(study, list(frame.columns), varying_params(frame))
+    origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
+    spec = load_spec(origin, list(frame.columns), varying_params(frame))
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
-    setting = paper_setting(study, frame) if referenced or spec.claims else None
+    setting = paper_setting(origin, frame) if referenced or spec.claims else None
     notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
+    if origin != study:
+        notes.append(f"A study derived from {origin}: {parent.data.tags.get(DERIVED_CHANGES, '?')}.")
     if setting is not None and not setting.matches:
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
@@ -92,7 +97,8 @@ def write_study(
     frame.to_csv(folder / "runs.csv", index=False)
     findings.parent_run_id = parent.info.run_id
     body = "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
-    return body, findings
+    title = escape_latex(spec.title)
+    return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
 
 
 def notes_box(notes: list[str]) -> str:
@@ -119,10 +125,9 @@ def build_report(
     tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / study
     with staged(target.parent, f".{study}-", "the report") as staging:
-        body, findings = write_study(
+        body, findings, title = write_study(
             study, tracker, staging, profile, resampler=resampler, statistics=statistics
         )
-        title = escape_latex(load_spec(study).title)
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
             _compile(staging)
@@ -187,7 +192,7 @@ def build_book(
         for study, spec in specs.items():
             (staging / study).mkdir()
             try:
-                body, findings = write_study(
+                body, findings, _ = write_study(
                     study, tracker, staging / study, profile, f"{study}/", resampler, statistics
                 )
             except HarnessError:  # no runs (or none finished) in this store
