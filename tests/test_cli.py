@@ -232,3 +232,25 @@ def test_a_server_on_a_taken_port_is_refused_in_one_line(command: str, tmp_path:
     assert result.returncode == 2, result.stderr
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert line.startswith("error: cannot start ") and f"on 127.0.0.1:{port}: Address already in use" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "fix"),
+    [
+        (["report", "lamda_tau_sweep"], "did you mean lambda_tau_sweep?"),
+        (["export", "lamda_tau_sweep", "--out", "out"], "did you mean lambda_tau_sweep?"),
+        (["report", "my_onw_study"], "did you mean my_own_study?"),
+        (["report", "lambda_tau_sweep"], "run `harness run-study lambda_tau_sweep` first"),
+        (["report", "zzz"], "studies with runs here: my_own_study"),
+    ],
+)
+def test_a_misspelt_study_gets_the_name_meant(harness_home: Path, args: list[str], fix: str) -> None:
+    """Issue 41 item 3: close names over the store's experiments and studies/; running a study is
+    suggested only where its study file exists."""
+    from harness.tracking import Tracker
+
+    Tracker().experiment_id("my_own_study")
+    result = harness_here(*args)
+    assert result.returncode == 2
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert line == f"error: no MLflow experiment {args[1]!r} at sqlite:///{harness_home}/mlflow.db; {fix}"
