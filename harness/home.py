@@ -36,20 +36,19 @@ def harness_home() -> Path:
     return find_home()[0]
 
 
-def missing_store(store: Path) -> str:
-    """The words for a sqlite store that does not exist: for the home's own store, where the home came
-    from (so a command run in the wrong folder says where it looked); for another path, the path."""
+def missing_store(store: Path, what: str = "MLflow store") -> str:
+    """The words for a store file (`what`: the MLflow sqlite store, the Optuna journal) that does not
+    exist: for the home's own, where the home came from (so a command run in the wrong folder says where it
+    looked); for another path, the path."""
     home, found = find_home()
     here = Path.cwd().resolve()
     if store.parent.resolve() != home:
-        return f"no MLflow store at {store}"
+        return f"no {what} at {store}"
     if os.environ.get(HOME_ENV):
-        return f"no MLflow store at {store} ({HOME_ENV})"
+        return f"no {what} at {store} ({HOME_ENV})"
     if not found:
         return f"no {FOLDER}/ store here or above {here}"
-    return f"no MLflow store at {store}" + (
-        "" if home.parent == here else f" (the nearest {FOLDER}/ above {here})"
-    )
+    return f"no {what} at {store}" + ("" if home.parent == here else f" (the nearest {FOLDER}/ above {here})")
 
 
 def _device(path: Path) -> int | None:
