@@ -19,16 +19,59 @@ def resolve_tracking_uri(explicit: str | None = None, create: bool = True) -> st
     given = explicit or os.environ.get("MLFLOW_TRACKING_URI")
     if given:
         scheme = given.split("://", 1)[0].split("+", 1)[0] if "://" in given else "file"
+        scheme = SCHEME_ALIASES.get(scheme, scheme)
         if scheme not in TRACKING_SCHEMES:
             raise HarnessError(
                 f"tracking URI {mask_password(given)!r}: MLflow cannot use scheme {scheme!r}; give "
                 "sqlite:///path.db, postgresql://..., a file path, or http(s)://host:port of an MLflow server"
             )
-        return given if scheme != "file" else _from_path(given)
+        if scheme == "file":
+            return _from_path(given)
+        try:
+            return with_driver(given)
+        except HarnessError as exc:
+            raise HarnessError(f"tracking URI {mask_password(given)!r}: {exc}") from None
     home = harness_home()
     if create:
         writable_dir(home, "the harness home", "set HARNESS_HOME to a writable directory")
     return f"sqlite:///{home / 'mlflow.db'}"
+
+
+# the drivers SQLAlchemy knows for a database, the one it loads for the bare scheme first:
+# `dialect+driver` -> (module to import, pip package)
+DATABASE_DRIVERS = {
+    "postgresql": {"postgresql+psycopg": ("psycopg", "'psycopg[binary]'"),
+                   "postgresql+psycopg2": ("psycopg2", "psycopg2-binary")},
+    "mysql": {"mysql+mysqldb": ("MySQLdb", "mysqlclient"), "mysql+pymysql": ("pymysql", "pymysql")},
+}  # fmt: skip
+SCHEME_ALIASES = {"postgres": "postgresql"}  # libpq's and Heroku's spelling, which SQLAlchemy refuses
+SUGGESTED = {"postgresql": "postgresql+psycopg2", "mysql": "mysql+pymysql"}  # the `scale` extra's; pure
+
+
+def with_driver(url: str) -> str:
+    """`url` as SQLAlchemy (Optuna's RDB storage, MLflow's store) can open it with the drivers installed:
+    SQLAlchemy 2.1 loads psycopg (3) for a bare `postgresql://` and mysqlclient for `mysql://`, so where
+    only the other driver is installed the URL names that one; `postgres://` is `postgresql://`. A driver
+    missing for the URL is one line naming its pip package. Other URLs are returned as given."""
+    from importlib.util import find_spec
+
+    scheme, sep, rest = url.partition("://")
+    dialect, _, driver = scheme.partition("+")
+    dialect = SCHEME_ALIASES.get(dialect, dialect)
+    drivers = DATABASE_DRIVERS.get(dialect)
+    if not sep or drivers is None:
+        return url
+    if driver:
+        named = f"{dialect}+{driver}"
+        if named in drivers and find_spec(drivers[named][0]) is None:
+            raise HarnessError(f"no database driver for {scheme!r}; pip install {drivers[named][1]}")
+        return f"{named}://{rest}"
+    installed = [name for name, (module, _) in drivers.items() if find_spec(module) is not None]
+    if not installed:
+        others = ", ".join(package for name, (_, package) in drivers.items() if name != SUGGESTED[dialect])
+        suggested = drivers[SUGGESTED[dialect]][1]
+        raise HarnessError(f"no database driver for {scheme!r}; pip install {suggested} (or {others})")
+    return f"{dialect}://{rest}" if next(iter(drivers)) in installed else f"{installed[0]}://{rest}"
 
 
 def _from_path(given: str) -> str:

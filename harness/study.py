@@ -20,7 +20,7 @@ from optuna.trial import FrozenTrial, TrialState
 from harness.derived import CONFIG, changes_between
 from harness.errors import HarnessError, mask_password
 from harness.optuna_access import storage_of, study_id, trial_id
-from harness.places import check_journal, default_storage
+from harness.places import check_journal, default_storage, with_driver
 from harness.processes import worker_alive
 from harness.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     DEFAULT_HEARTBEAT,
@@ -37,18 +37,11 @@ FINGERPRINT = "fingerprint"
 SURPLUS = "surplus"  # a grid trial that found its point taken (ResumableGridSampler); not a real trial
 
 
-DRIVERS = {
-    "postgresql": "pip install psycopg2-binary (or name the driver: postgresql+psycopg://...)",
-    "postgresql+psycopg2": "pip install psycopg2-binary",
-    "postgresql+psycopg": "pip install 'psycopg[binary]'",
-    "mysql": "pip install pymysql and write mysql+pymysql://...",
-}
-
-
 def open_storage(
     spec: str | None = None, heartbeat: int = DEFAULT_HEARTBEAT, create: bool = True
 ) -> BaseStorage:
-    """An RDB URL (sqlite://, postgresql+psycopg2://, mysql://) or a journal file path.
+    """An RDB URL (sqlite://, postgresql://, mysql://, with or without the driver named) or a journal
+    file path.
 
     RDB storages record a heartbeat every `heartbeat` seconds for each running trial (harness.recovery);
     `create=False` (workers) refuses a journal file that does not exist instead of creating it.
@@ -56,14 +49,17 @@ def open_storage(
     spec = spec or default_storage()
     if "://" in spec:
         try:
-            return SteadyRDBStorage(spec, heartbeat, grace_period(heartbeat))
+            url = with_driver(spec)
+        except HarnessError as exc:
+            raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {exc}") from None
+        try:
+            return SteadyRDBStorage(url, heartbeat, grace_period(heartbeat))
         except HarnessError:
             raise
         except Exception as exc:
             reason = str(exc).splitlines()[0]
             if "Failed to import DB access module" in reason or isinstance(exc, ImportError):
-                scheme = spec.split("://", 1)[0]
-                reason = f"no database driver for {scheme!r}; {DRIVERS.get(scheme, 'install its driver')}"
+                reason = f"no database driver for {spec.split('://', 1)[0]!r}; install its driver"
             else:
                 reason += "; check that the database server runs and the URL's host, port, database and user"
             raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None

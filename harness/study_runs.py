@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.errors import HarnessError, did_you_mean
+from harness.errors import HarnessError, did_you_mean, mask_password
 from harness.metric_names import history, metrics_of
 from harness.tracking import PARENT_TAG, ROLE_TAG, Tracker
 
@@ -18,9 +18,8 @@ def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # 
     """The most recently started parent run of `study` (optionally of one profile)."""
     experiment = tracker.client.get_experiment_by_name(study)
     if experiment is None:
-        raise HarnessError(
-            f"no MLflow experiment {study!r} at {tracker.uri}; {_no_experiment_fix(tracker, study)}"
-        )
+        fix = _no_experiment_fix(tracker, study)
+        raise HarnessError(f"no MLflow experiment {study!r} at {mask_password(tracker.uri)}; {fix}")
     query = f"tags.`{ROLE_TAG}` = 'study'"
     if profile:
         query += f" and tags.profile = '{profile}'"

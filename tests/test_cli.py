@@ -31,7 +31,7 @@ from tests.helpers import harness, harness_here
         (["eval", "--model", "/no/such/model"], "error: model '/no/such/model': no such directory"),
         (["run-study", "lambda_tau_sweep", "--tracking-uri", "foo://bar"], "error: tracking URI 'foo://bar'"),
         (["run-study", "lambda_tau_sweep", "--profile", "smoke", "--storage", "postgresql://u:secret@127.0.0.1:9/d"],
-         "error: cannot open Optuna storage postgresql://u:***@127.0.0.1:9/d: no database driver"),
+         "error: cannot open Optuna storage postgresql://u:***@127.0.0.1:9/d: (psycopg2.OperationalError) "),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_writes_nothing(
