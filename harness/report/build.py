@@ -12,11 +12,11 @@ import click
 
 from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError
-from harness.report.collect import varying_params
+from harness.report.collect import MissingColumns, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings, summary_page
 from harness.report.parts.base import PartContext
-from harness.report.setting import paper_setting
+from harness.report.setting import PAPER_PROFILE, paper_setting
 from harness.report.spec import ReportSpec, load_spec
 from harness.report.tables import escape_latex
 from harness.staging import staged
@@ -74,12 +74,26 @@ def write_study(
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
                      "before the harness kept them): their cells have no interval.")  # fmt: skip
     parts, context = [], PartContext(tracker, frame, folder, prefix, setting, evidence)
+    profile_run = parent.data.tags.get("profile", "?")
+    unevaluated = []
     for part in [*spec.tables, *spec.figures]:
         try:
             parts.append(part.write(context))
-        except HarnessError as exc:  # e.g. a smoke profile that does not evaluate what this part shows
+        except MissingColumns as exc:
+            if profile_run != PAPER_PROFILE and set(exc.missing) <= paper_metrics(origin):
+                unevaluated.append(part.name)  # a smoke profile that does not evaluate what it shows
+                missing = ", ".join(exc.missing)
+                notes.append(f"{part.name}: profile {profile_run} does not evaluate {missing}; the paper "
+                             "profile does.")  # fmt: skip
+                continue
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
+        except HarnessError as exc:
+            click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
+            notes.append(f"{part.name} not built: {exc}.")
+    if unevaluated:
+        click.echo(f"{study}: {', '.join(unevaluated)} left out: profile {profile_run} does not evaluate "
+                   "their scores (--profile paper does)")  # fmt: skip
     findings = (
         StudyFindings.of(study, spec, frame, evidence, setting)
         if evidence
@@ -99,6 +113,19 @@ def write_study(
     body = "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
     title = escape_latex(spec.title)
     return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
+
+
+def paper_metrics(study: str) -> set[str]:
+    """The final metrics the study's paper profile logs (harness.report.produced); empty when the study
+    has no paper profile or its objective's metrics are not known there."""
+    from harness.report.produced import produced_metrics
+    from harness.study_spec import find_study_file, load_study
+
+    try:
+        runs = load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()
+        return set().union(*(produced_metrics(run) for run in runs))
+    except HarnessError:
+        return set()
 
 
 def notes_box(notes: list[str]) -> str:

@@ -28,14 +28,24 @@ def labelled_runs(frame: pd.DataFrame, template: str, wanted: list[str], where: 
     return {label: ids[label] for label in wanted}
 
 
+class MissingColumns(HarnessError):
+    """A report part names metrics or params the runs lack (`missing`): their profile does not evaluate
+    them (harness.report.build says which profile does), or a name in the spec is wrong."""
+
+    def __init__(self, message: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
 def require_columns(frame: pd.DataFrame, columns: list[str], part: str) -> None:
     """One line when the runs lack a metric or parameter a report part names (`part`: "table x",
     "figure y"): every table and figure checks through here."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise HarnessError(
+        raise MissingColumns(
             f"{part}: the runs have no {', '.join(missing)} (their profile does not evaluate it, or a name "
-            "in reports/<study>.yaml is wrong)"
+            "in reports/<study>.yaml is wrong)",
+            missing,
         )
 
 
