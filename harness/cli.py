@@ -524,7 +524,8 @@ def report_cmd(
 ) -> None:
     """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book;
     every cell with its 95% interval, every paper claim with its verdict (docs/statistics.md)."""
-    from harness.report.build import build_book, build_report
+    from harness.report.book import build_book
+    from harness.report.build import build_report
     from harness.stats.resample import Resampler
 
     if book == (study is not None):
@@ -543,6 +544,10 @@ def report_cmd(
             )
             for command in built.not_run.values():
                 click.echo(f"  {command}")
+        if built.others:
+            click.echo(f"{len(built.others)} other studies in this store, each with its own report:")
+            for name, what in sorted(built.others.items()):
+                click.echo(f"  harness report {name}   ({what})")
         return
     _plain("study name", study)
     folder, findings = build_report(

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.report.build import build_book, build_report
+from harness.report.book import build_book
+from harness.report.build import build_report
 from harness.runner import run_study
 from harness.study_spec import load_study
 from tests.helpers import child_runs, tiny_study
@@ -74,6 +75,10 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
     # the studies never run: one page, each with the exact command, profile included
     assert document.count("\\section*{Studies not run yet}") == 1
     assert "\\texttt{harness run-study lambda\\_tau\\_sweep -{}-profile smoke}" in document
+    order = list(built.not_run)  # the order they can run in: an ensemble after the study it reads
+    assert order.index("chen_supervised") < order.index("chen_ensemble")
+    assert order.index("david_ensemble_members") < order.index("david_ensemble")
+    assert "(after \\texttt{chen\\_supervised}: it reads its runs)" in document
 
 
 def test_every_variant_is_validated_before_anything_runs(tmp_path: Path, tiny_bert: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -14,10 +13,10 @@ from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError
 from harness.report.collect import MissingColumns, varying_params
 from harness.report.evidence import Evidence
-from harness.report.findings import StudyFindings, log_findings, summary_page
+from harness.report.findings import StudyFindings, log_findings
 from harness.report.parts.base import PartContext
 from harness.report.setting import PAPER_PROFILE, paper_setting
-from harness.report.spec import ReportSpec, load_spec
+from harness.report.spec import load_spec
 from harness.report.tables import escape_latex
 from harness.staging import staged
 from harness.stats.resample import Resampler
@@ -157,94 +156,13 @@ def build_report(
         )
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:
-            _compile(staging)
-        _replace(staging, target)
+            compile_pdf(staging)
+        replace_folder(staging, target)
     log_findings(tracker, findings)
     return target, findings
 
 
-@dataclass
-class Book:
-    """What `harness report --all` wrote: the folder, the studies built, and the commands that would run
-    the others."""
-
-    folder: Path
-    built: list[str] = field(default_factory=list)
-    findings: list[StudyFindings] = field(default_factory=list)
-    not_run: dict[str, str] = field(default_factory=dict)  # study -> the command that runs it
-
-
-def run_command(study: str, profile: str | None) -> str:
-    """The command that runs `study` in the profile a book is built from (the smoke profile by default:
-    offline, minutes; a paper profile needs the hub and a GPU)."""
-    return f"harness run-study {study} --profile {profile or 'smoke'}"
-
-
-def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
-    """One page listing the studies without runs: what each fills and the exact command."""
-    rows = "\n".join(
-        f"{escape_latex(specs[study].title)} & \\texttt{{{escape_latex(command)}}} \\\\"
-        for study, command in book.not_run.items()
-    )
-    return (
-        "\\section*{Studies not run yet}\n"
-        f"{len(book.not_run)} of {len(specs)} studies have no finished runs in this MLflow store, so the "
-        "book has no section for them. Each runs with the command beside it, then "
-        "\\texttt{harness report --all} again.\n\n\\small"
-        "\\begin{tabular}{@{}p{0.44\\linewidth}p{0.53\\linewidth}@{}}\n"
-        "\\toprule tables & command\\\\\n\\midrule\n"
-        f"{rows}\n\\bottomrule\n\\end{{tabular}}\\normalsize\n\\clearpage"
-    )
-
-
-def build_book(
-    tracking_uri: str | None,
-    out: str,
-    profile: str | None,
-    pdf: bool = True,
-    resampler: Resampler | None = None,
-    statistics: bool = True,
-) -> Book:
-    """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
-    subsection per study that has runs (its spec's title), each study's files in its own folder; the
-    studies without runs listed on one page with the command that runs each."""
-    from harness.study_spec import STUDIES_DIR
-
-    tracker = Tracker(require_store(tracking_uri))
-    target = Path(out) / "book"
-    book = Book(target)
-    with staged(target.parent, ".book-", "the book") as staging:
-        sections: dict[str, list[str]] = {}
-        specs = {p.stem: load_spec(p.stem) for p in sorted(STUDIES_DIR.glob("*.yaml"))}
-        for study, spec in specs.items():
-            (staging / study).mkdir()
-            try:
-                body, findings, _ = write_study(
-                    study, tracker, staging / study, profile, f"{study}/", resampler, statistics
-                )
-            except HarnessError:  # no runs (or none finished) in this store
-                (staging / study).rmdir()
-                book.not_run[study] = run_command(study, profile)
-                continue
-            book.built.append(study)
-            book.findings.append(findings)
-            part = f"\\subsection{{{escape_latex(spec.title)}}}\n{body}\n\\clearpage"
-            sections.setdefault(spec.paper, []).append(part)
-        body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + summary_page(paper, book.findings)
-                          + "\n".join(parts) for paper, parts in sorted(sections.items()))  # fmt: skip
-        front = "\\tableofcontents\n\\clearpage\n" + (not_run_page(book, specs) if book.not_run else "")
-        document = DOCUMENT.format(title="Reproduction book: the five papers' tables, paper beside harness",
-                                   body=front + "\n" + body)  # fmt: skip
-        (staging / "book.tex").write_text(document, encoding="utf-8")
-        if pdf:
-            _compile(staging, "book")
-        _replace(staging, target)
-    for findings in book.findings:
-        log_findings(tracker, findings)
-    return book
-
-
-def _compile(folder: Path, name: str = "report") -> None:
+def compile_pdf(folder: Path, name: str = "report") -> None:
     """<name>.tex -> <name>.pdf (twice, for a table of contents); a missing or failing pdflatex is a
     notice, not a failure."""
     if shutil.which("pdflatex") is None:
@@ -267,7 +185,7 @@ def _compile(folder: Path, name: str = "report") -> None:
         )
 
 
-def _replace(staging: Path, target: Path) -> None:
+def replace_folder(staging: Path, target: Path) -> None:
     """Swap the finished staging folder in for the old report."""
     old = target.with_name(f".{target.name}.old")
     shutil.rmtree(old, ignore_errors=True)
