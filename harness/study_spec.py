@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from harness.config import one_line_error
 from harness.derived import DERIVED_CHANGES, DERIVED_FROM
-from harness.errors import HarnessError, did_you_mean, read_utf8
+from harness.errors import HarnessError, did_you_mean, read_utf8, yaml_error
 from harness.study_overrides import Override, apply_overrides, describe
 
 if TYPE_CHECKING:  # resolving runs imports every method (torch): only when a trial is resolved
@@ -298,7 +298,7 @@ def read_raw(path: Path) -> dict[str, Any]:
     try:
         raw = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise yaml_error(path, exc) from None
     if not isinstance(raw, dict):
         raise HarnessError(f"{path}: expected a mapping with name, base, search and (optional) profiles")
     return raw
@@ -341,7 +341,8 @@ def choose_profile(study: StudyConfig, path: Path, profile: str | None) -> tuple
     if chosen not in study.profiles:
         if not study.profiles:
             raise HarnessError(f"{path}: no profile {chosen!r}: the study has no profiles; drop --profile")
-        raise HarnessError(f"{path}: no profile {chosen!r}; choose one of {', '.join(study.profiles)}")
+        known = f"choose one of {', '.join(study.profiles)}"
+        raise HarnessError(f"{path}: no profile {chosen!r}; {did_you_mean(chosen, study.profiles, known)}")
     return chosen, study.profiles[chosen]
 
 
