@@ -19,6 +19,7 @@ from harness.choices import (
     TRANSFER_FOLDS,
 )
 from harness.errors import HarnessError, ServiceUnavailable, mask_password, tracking_unreachable
+from harness.program import as_invoked
 
 if TYPE_CHECKING:  # heavy: imported by the commands that need them
     import optuna
@@ -316,10 +317,12 @@ def _study_outcome(
             )
     uri = resolve_tracking_uri(tracking_uri)
     url = experiment_url(uri, str(opt.user_attrs.get("mlflow_experiment_id", "")))
-    click.echo(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}")
+    click.echo(as_invoked(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}"))
     if not reported:
-        click.echo(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
-    click.echo(f"resume or finish later with the same command: `{command}`")
+        click.echo(
+            as_invoked(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
+        )
+    click.echo(as_invoked(f"resume or finish later with the same command: `{command}`"))
 
 
 def _trial_label(params: dict[str, object]) -> str:
@@ -543,11 +546,11 @@ def report_cmd(
                 f"{len(built.not_run)} studies have no runs yet (listed on the book's first page); run:"
             )
             for command in built.not_run.values():
-                click.echo(f"  {command}")
+                click.echo(as_invoked(f"  `{command}`"))
         if built.others:
             click.echo(f"{len(built.others)} other studies in this store, each with its own report:")
             for name, what in sorted(built.others.items()):
-                click.echo(f"  harness report {name}   ({what})")
+                click.echo(as_invoked(f"  `harness report {name}`   ({what})"))
         return
     _plain("study name", study)
     folder, findings = build_report(
@@ -570,7 +573,7 @@ def _derived_hint(study: str, tracking_uri: str | None) -> None:
     if derived:
         click.echo(f"studies derived from {study} here (each its own report):")
     for name, changes in derived:
-        click.echo(f"  {name} ({changes}): harness report {name}")
+        click.echo(as_invoked(f"  {name} ({changes}): `harness report {name}`"))
 
 
 @cli.command("export")
@@ -758,7 +761,11 @@ def new_cmd(name: str, method: str, out: str | None) -> None:
     from harness.new_study import write_study
 
     path = write_study(name, method, out)
-    click.echo(f"wrote {path}; see its trials with `harness run-study {name if not out else path} --dry-run`")
+    click.echo(
+        as_invoked(
+            f"wrote {path}; see its trials with `harness run-study {name if not out else path} --dry-run`"
+        )
+    )
 
 
 from harness.cache_cli import cache_group  # noqa: E402  (its own file: the stage cache's commands)
@@ -795,7 +802,7 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False)
     except HarnessError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {as_invoked(str(exc))}", err=True)
         sys.exit(2)
     except ServiceUnavailable as exc:  # a database or tracking-server outage outlived the retries
         click.echo(f"error: {exc}", err=True)
