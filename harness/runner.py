@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
 import os
 import socket
 import time
@@ -53,7 +52,7 @@ from harness.signals import stop_reason
 from harness.study import (
     PARENT_RUN,
     SURPLUS,
-    best_value,
+    best_configuration,
     done_count,
     failed_trials,
     open_storage,
@@ -422,9 +421,9 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
         "trials.skipped": len(skipped),
         "trials.pruned": len(opt.get_trials(deepcopy=False, states=(TrialState.PRUNED,))),
     }
-    best = best_value(opt)
-    metrics = {**counts, **({"best.objective": best} if math.isfinite(best) else {})}
+    best = best_configuration(opt)  # on the seed mean where the study repeats seeds
+    metrics = {**counts, **({"best.objective": best.mean} if best is not None else {})}
     tracker.log_metrics(parent, metrics)
-    if math.isfinite(best):
-        tracker.client.set_tag(parent, "best_params", str(opt.best_params))
-        tracker.client.set_tag(parent, "best_trial", str(opt.best_trial.number))
+    if best is not None:
+        tracker.client.set_tag(parent, "best_params", str(best.params))
+        tracker.client.set_tag(parent, "best_trial", ", ".join(str(t) for t in best.trials))
