@@ -17,6 +17,7 @@ from harness.device import DTYPES, hardware_tags, pick_device
 from harness.evaluate.cache import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 from harness.model.encoder import Encoder
+from harness.model.location import check_available
 from harness.tracking import Tracker, git_commit
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def run_eval(
     resolved precision and what it ran on, see `harness.device.hardware_tags`, and `seconds_by_part`,
     the encoding's and each task's scoring's wall time); `items` gets each task's per-item record."""
     root = resolve_data_dir(data_dir)
+    check_available(model)  # a hub model the hub cannot serve now: one line, not transformers' retries
     chosen = pick_device(device)
     hardware = hardware_tags(chosen, precision)
     amp_dtype = DTYPES[hardware["precision"]]

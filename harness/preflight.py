@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.data.hub import hub_offline, model_in_cache
+from harness.data.hub import model_in_cache
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
-from harness.model.location import check_weights, resolve_model_name
+from harness.model.location import check_available, check_weights, resolve_model_name
 from harness.places import check_journal, check_reachable, default_storage, resolve_tracking_uri
 
 if TYPE_CHECKING:
@@ -89,11 +89,7 @@ def check_model(model: str) -> None:
                 "model there with save_pretrained, or give another model"
             ) from None
     elif not model_in_cache(resolved):
-        if hub_offline():
-            raise HarnessError(
-                f"cannot load model {model!r}: not in the local hub cache and HF_HUB_OFFLINE is set; "
-                "use a local directory or all-MiniLM-L6-v2 when offline"
-            )
+        check_available(model)  # the hub is off or does not answer: at once, not after its retries
         from transformers import AutoConfig
 
         try:

@@ -254,3 +254,30 @@ def test_a_misspelt_study_gets_the_name_meant(harness_home: Path, args: list[str
     assert result.returncode == 2
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert line == f"error: no MLflow experiment {args[1]!r} at sqlite:///{harness_home}/mlflow.db; {fix}"
+
+
+@pytest.mark.parametrize("command", ["run-study", "eval"])
+def test_a_model_the_hub_cannot_serve_is_one_line_at_once(tmp_path: Path, command: str) -> None:
+    """Issue 41 item 3: the hub asked once (closed here), not huggingface_hub's ~26 s of retries."""
+    import time
+
+    import harness.eval_run  # noqa: F401 (its torch imports are not what is timed)
+    from tests.services import free_port
+
+    study = tmp_path / "s.yaml"
+    study.write_text(
+        "name: s\nbase: {method: unsup_simcse, model: sentence-transformers/foo-bar, max_steps: 1}\n"
+    )
+    args = [str(study)] if command == "run-study" else ["--model", "sentence-transformers/foo-bar"]
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    result = harness_here(
+        command, *args, env={"HF_ENDPOINT": endpoint, "HF_HUB_OFFLINE": "", "TRANSFORMERS_OFFLINE": ""}
+    )
+    assert result.returncode == 2 and time.monotonic() - started < 5
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"error: cannot load model 'sentence-transformers/foo-bar': not in the local hub cache and the hub "
+        f"({endpoint}) is not reachable ([Errno 111] Connection refused); use a local directory or "
+        "all-MiniLM-L6-v2 offline, or set HF_HUB_OFFLINE=1"
+    )

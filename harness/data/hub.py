@@ -4,11 +4,14 @@ dataset can be in the cache. An offline run, and every dry run, learns that a da
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 TRUE = ("1", "ON", "YES", "TRUE")
+PROBE_SECONDS = 2.0  # how long the hub may take to answer before a model it would serve counts as unavailable
 
 
 class OfflineAndNotCached(Exception):
@@ -47,6 +50,40 @@ def model_in_cache(repo_id: str) -> bool:
         return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
     except ValueError:  # not a valid repo id: transformers says why
         return False
+
+
+def hub_endpoint() -> str:
+    """Where huggingface_hub downloads from (HF_ENDPOINT, as it reads it)."""
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+def hub_unreachable() -> str | None:
+    """Why the hub does not answer (`[Errno -2] Name or service not known`, `no answer in 2 s`), or None
+    when it does: asked once per process and endpoint, so a model missing offline fails in a second
+    instead of after huggingface_hub's retries (~26 s)."""
+    return _probe(hub_endpoint())
+
+
+@functools.cache
+def _probe(endpoint: str) -> str | None:
+    import urllib.error
+    import urllib.request
+
+    outcome: list[str | None] = []
+
+    def ask() -> None:
+        try:
+            urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=PROBE_SECONDS)
+            outcome.append(None)
+        except urllib.error.HTTPError:  # it answered: reachable, whatever it thinks of the request
+            outcome.append(None)
+        except (OSError, ValueError) as exc:
+            outcome.append(str(getattr(exc, "reason", exc)))
+
+    asking = threading.Thread(target=ask, daemon=True)  # name resolution is not bounded by the timeout
+    asking.start()
+    asking.join(PROBE_SECONDS + 0.5)
+    return outcome[0] if outcome else f"no answer in {PROBE_SECONDS:g} s"
 
 
 def load_hub_dataset(repo_id: str, *args: str, split: str) -> Any:

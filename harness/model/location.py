@@ -27,6 +27,29 @@ def resolve_model_name(name: str) -> str:
     return name
 
 
+def check_available(name: str) -> None:
+    """A hub model that is not in the local hub cache while the hub is off or does not answer: one line at
+    once, before transformers spends its retries on it. A local folder or a cached model passes, and so
+    does any model while the hub answers (transformers then downloads it, or says why it cannot)."""
+    from harness.data.hub import hub_endpoint, hub_offline, hub_unreachable, model_in_cache
+
+    resolved = resolve_model_name(name)
+    if Path(resolved).is_dir() or model_in_cache(resolved):
+        return
+    if hub_offline():
+        raise HarnessError(
+            f"cannot load model {name!r}: not in the local hub cache and HF_HUB_OFFLINE is set; "
+            "use a local directory or all-MiniLM-L6-v2 offline"
+        )
+    reason = hub_unreachable()
+    if reason is not None:
+        raise HarnessError(
+            f"cannot load model {name!r}: not in the local hub cache and the hub ({hub_endpoint()}) is not "
+            f"reachable ({reason}); use a local directory or all-MiniLM-L6-v2 offline, or set "
+            "HF_HUB_OFFLINE=1"
+        )
+
+
 WEIGHT_FILES = (
     "model.safetensors",
     "model.safetensors.index.json",
