@@ -281,3 +281,45 @@ def test_a_model_the_hub_cannot_serve_is_one_line_at_once(tmp_path: Path, comman
         f"({endpoint}) is not reachable ([Errno 111] Connection refused); use a local directory or "
         "all-MiniLM-L6-v2 offline, or set HF_HUB_OFFLINE=1"
     )
+
+
+MY_SIMCSE = """name: my_simcse
+base:
+  method: unsup_simcse
+  model: all-MiniLM-L6-v2
+  contrastive_data: [wiki]
+  max_steps: 5
+  final_tasks: [STSBenchmark]
+search:
+  temperature: [0.05, 0.1]
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "args", "message"),
+    [
+        ("max_steps: 5", "max_step: 5", [],
+         "error: study my_simcse (base): field 'max_step' is neither a run field nor a parameter of method "
+         "'unsup_simcse'; did you mean max_steps?"),
+        ("search:", "serach:", [], "error: {path}: unknown field 'serach'; did you mean search?"),
+        ("", "", ["--eval", "STSB"],
+         "error: study my_simcse (base): field 'final_tasks': unknown task 'STSB'; "
+         "did you mean STSBenchmark?"),
+        ("[wiki]", "[wikipedia]", [],
+         "error: study my_simcse (base): field 'contrastive_data[0]': Input should be one of 'wiki', 'sst', "
+         "'quora', 'sts', 'glue:CoLA', 'glue:SST-2', 'glue:MRPC', 'glue:STS-B', 'glue:QNLI', 'glue:RTE', "
+         "'glue:WNLI', 'glue:QQP', 'glue:MNLI' (got 'wikipedia'); did you mean wiki?"),
+        ("[0.05, 0.1]", "0.05", [],
+         "error: {path}: field 'search.temperature': give a list of values or a range {{low, high}} "
+         "(got 0.05)"),
+    ],
+)  # fmt: skip
+def test_a_wrong_own_study_is_one_line_naming_the_fix(
+    tmp_path: Path, old: str, new: str, args: list[str], message: str
+) -> None:
+    """Issue 41 item 3, the README's own study misspelt: the close names, the field's place as written."""
+    path = tmp_path / "my_simcse.yaml"
+    path.write_text(MY_SIMCSE.replace(old, new, 1))
+    result = harness_here("run-study", str(path), "--dry-run", *args)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [message.format(path=path)]
