@@ -4,7 +4,7 @@ study turns into a skipped trial), and the close-match hint every unknown name g
 import difflib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,20 +54,19 @@ def folded(name: str) -> str:
     return re.sub(r"[-_\s]", "", name).casefold()
 
 
-def did_you_mean_any(name: str, spellings: Mapping[str, str], otherwise: str) -> str:
-    """`did_you_mean` for names written several ways: `spellings` maps each spelling (the name, a short
-    name such as STS-B) to the name to suggest. Matched ignoring case, '-' and '_': the same name, else one a
-    prefix of the other, else the closest."""
-    keys: dict[str, list[str]] = {}
-    for spelling, target in spellings.items():
-        keys.setdefault(folded(spelling), []).append(target)
+def did_you_mean_any(name: str, known: Iterable[str], otherwise: str) -> str:
+    """`did_you_mean` for names people shorten or write in other cases (`STS-B`, `stsb`, `sickr`): matched
+    ignoring case, '-' and '_': the same name, else names it begins or that begin it (the shortest of a
+    family: STSBenchmark, not also STSBenchmark-dev), else the closest."""
+    names: dict[str, list[str]] = {}
+    for one in known:
+        names.setdefault(folded(one), []).append(one)
     key = folded(name)
-    found = keys.get(key, [])
-    if not found:
-        found = [t for k, ts in keys.items() if key and (k.startswith(key) or key.startswith(k)) for t in ts]
-    if not found:
-        found = [t for k in difflib.get_close_matches(key, list(keys), n=3, cutoff=0.6) for t in keys[k]]
-    found = list(dict.fromkeys(found))[:3]
+    keys = [key] if key in names else [k for k in names if key and (k.startswith(key) or key.startswith(k))]
+    keys = sorted((k for k in keys if not any(k != other and k.startswith(other) for other in keys)), key=len)
+    if not keys:
+        keys = difflib.get_close_matches(key, list(names), n=3, cutoff=0.6)
+    found = list(dict.fromkeys(n for k in keys for n in names[k]))[:3]
     return f"did you mean {', '.join(found)}?" if found else otherwise
 
 

@@ -121,16 +121,7 @@ def get_task(name: str) -> Task:
     _loaded()
     if name in _TASKS:
         return _TASKS[name]
-    raise HarnessError(
-        f"unknown task {name!r}; {did_you_mean_any(name, task_spellings(), 'see `harness tasks`')}"
-    )
-
-
-def task_spellings() -> dict[str, str]:
-    """Every task by its name and by the short name the report prints (STS-B, SICK-R)."""
-    from harness.report.names import SHORT_NAMES  # the report's names, read on an error only
-
-    return {**{t: t for t in _TASKS}, **{SHORT_NAMES[t]: t for t in _TASKS if t in SHORT_NAMES}}
+    raise HarnessError(f"unknown task {name!r}; {did_you_mean_any(name, _TASKS, 'see `harness tasks`')}")
 
 
 def tasks() -> dict[str, Task]:
@@ -151,6 +142,6 @@ def aggregates() -> dict[str, Aggregate]:
 def suite_tasks(name: str) -> tuple[str, ...]:
     known = suites()
     if name not in known:
-        hint = did_you_mean_any(name, {s: s for s in known}, f"choose one of {', '.join(known)}")
+        hint = did_you_mean_any(name, known, f"choose one of {', '.join(known)}")
         raise HarnessError(f"unknown suite {name!r}; {hint} (see `harness tasks`)")
     return known[name]
