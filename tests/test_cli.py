@@ -323,3 +323,15 @@ def test_a_wrong_own_study_is_one_line_naming_the_fix(
     result = harness_here("run-study", str(path), "--dry-run", *args)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [message.format(path=path)]
+
+
+def test_a_study_yaml_error_names_line_column_and_fix(tmp_path: Path) -> None:
+    """Issue 41 item 4: `   max_steps: 5` (three spaces) under base."""
+    path = tmp_path / "e5.yaml"
+    path.write_text(MY_SIMCSE.replace("  max_steps: 5", "   max_steps: 5"))
+    result = harness_here("run-study", str(path), "--dry-run")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: {path}:6:4: not valid YAML: expected <block end>, but found '<block mapping start>' (check "
+        "the indentation of that line)"
+    ]
