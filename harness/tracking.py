@@ -7,11 +7,13 @@ children of one parent run safely. Default store: sqlite under `.harness/` with 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from mlflow.tracking import MlflowClient
 
 from harness.errors import ServiceUnavailable, tracking_unreachable
 from harness.home import harness_home
-from harness.metric_names import logged
+from harness.metric_names import OBJECTIVE, logged
 from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
 from harness.store_template import seed_sqlite_store
 
@@ -30,23 +32,59 @@ logging.getLogger("alembic").setLevel(logging.WARNING)
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
 NOTE_TAG = "mlflow.note.content"  # the description the UI shows on an experiment's or a run's page
-# The UI opens an experiment in the view of its kind; without this tag MLflow 3 opens the GenAI view
-# (traces, evaluations). Values as the UI names them (mlflow/server/js: "mlflow.experimentKind").
+# The kind an experiment is for (values as the UI names them, mlflow/server/js: "mlflow.experimentKind").
+# MLflow 3.17's UI no longer opens an experiment in the view of its kind: with its workflow switch on (it
+# always is), it takes the kind from the view (TRAINING_VIEW below), not from this tag. Set for clients that
+# read it, and for the UI's own kind selector.
 KIND_TAG, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
 
 
 UI = "http://127.0.0.1:5000"  # where `harness ui` serves a local store
-# The UI opens in its GenAI view unless the URL (or the browser's saved choice) says otherwise: MLflow
-# 3.17 reads the view from the `workflowType` query parameter, then localStorage `mlflow.workflowType`.
+# The UI opens every page, a run's and the compare page included, in its GenAI view (breadcrumb
+# "Evaluations", Judges, Prompts) unless the URL says otherwise: MLflow 3.17 reads the view from the
+# `workflowType` query parameter, else from localStorage `mlflow.workflowType_v1` (written only when the
+# user flips the GenAI / Model training switch), else "genai". Every link the harness prints carries it.
 TRAINING_VIEW = "workflowType=machine_learning"
+# A saved view of an experiment's runs page (MLflow 3.17, its "Views" menu): the experiment tag
+# `mlflow.sharedViewState.<id>` holds {"name", "createdAt", "updatedAt", "state"}, `state` the page's
+# search facets and table layout as JSON; the URL key `viewStateShareKey=<id>` opens it. The page applies
+# it only when the URL carries none of its search facets (searchFilter, orderByKey, orderByAsc, startTime,
+# lifecycleFilter, modelVersionFilter, datasetsFilter): the sort goes into the view, not the URL.
+VIEW_TAG = "mlflow.sharedViewState."
+RUNS_VIEW = "harness"  # the id of the view `Tracker.experiment_id` saves on every experiment it opens
+RUNS_VIEW_NAME = "Trials by objective (harness)"
+BY_OBJECTIVE = f"metrics.`{OBJECTIVE}`"  # the UI's key of the objective's column and sort
 
 
 def experiment_url(uri: str, experiment_id: str) -> str:
-    """The experiment's runs in the UI's model-training view, the best objective first: the server's own
-    address for an http(s) tracking URI, else `harness ui`'s."""
+    """The experiment's runs in the UI's model-training view, through its saved view (`runs_view`: the
+    searched params and the objective as columns, the best objective first): the server's own address for
+    an http(s) tracking URI, else `harness ui`'s."""
     base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI
-    order = "orderByKey=metrics.%60objective%60&orderByAsc=false"
-    return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&{order}"
+    return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&viewStateShareKey={RUNS_VIEW}"
+
+
+def runs_view(searched: Sequence[str] = ()) -> dict[str, Any]:
+    """The runs page's state in the harness's saved view: a column per searched param, then the objective,
+    sorted by it, best first (keys of MLflow 3.17's experiment page state; unnamed ones keep their
+    defaults; the UI always shows run name, start time and duration)."""
+    columns = [f"params.`{name}`" for name in dict.fromkeys(searched)] + [BY_OBJECTIVE]
+    return {"orderByKey": BY_OBJECTIVE, "orderByAsc": False, "selectedColumns": columns}
+
+
+def _view_envelope(state: dict[str, Any], created: int, updated: int) -> str:
+    return json.dumps({"name": RUNS_VIEW_NAME, "createdAt": created, "updatedAt": updated,
+                       "state": json.dumps(state)})  # fmt: skip
+
+
+def saved_view(tags: dict[str, str]) -> tuple[dict[str, Any], int] | None:
+    """The harness's saved view among an experiment's tags: its state and creation time (None: none, or
+    not one the UI reads)."""
+    try:
+        envelope = json.loads(tags[VIEW_TAG + RUNS_VIEW])
+        return json.loads(envelope["state"]), int(envelope["createdAt"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def default_artifact_root() -> Path:
@@ -86,22 +124,34 @@ class Tracker:
         seed_sqlite_store(self.uri)  # a new local store: a copy of one MLflow migrated once (3 s -> ms)
         self.client = MlflowClient(tracking_uri=self.uri)
 
-    def experiment_id(self, name: str, description: str = "") -> str:
+    def experiment_id(self, name: str, description: str = "", searched: Sequence[str] | None = None) -> str:
         """The experiment named `name`, created on first use (artifacts under .harness/ for sqlite), a
-        model-training experiment for the UI, with `description` as its note where one is given."""
+        model-training experiment for the UI, with `description` as its note where one is given, and the
+        saved view `experiment_url` opens: `searched` (a study's searched params) as its columns where
+        given, else the columns it has (the objective alone on a new experiment)."""
         tags = {KIND_TAG: MODEL_TRAINING, **({NOTE_TAG: description} if description else {})}
         experiment = self.client.get_experiment_by_name(name)
-        if experiment is not None:
-            if experiment.lifecycle_stage == "deleted":
-                self.client.restore_experiment(experiment.experiment_id)
-            for key, value in tags.items():
-                if experiment.tags.get(key) != value:
-                    self.client.set_experiment_tag(experiment.experiment_id, key, value)
-            return experiment.experiment_id
-        location = None
-        if self.uri.startswith("sqlite:"):
-            location = (default_artifact_root() / name).as_uri()
-        return self.client.create_experiment(name, artifact_location=location, tags=tags)
+        if experiment is None:
+            location = None
+            if self.uri.startswith("sqlite:"):
+                location = (default_artifact_root() / name).as_uri()
+            tags |= self._view_tag({}, searched)
+            return self.client.create_experiment(name, artifact_location=location, tags=tags)
+        if experiment.lifecycle_stage == "deleted":
+            self.client.restore_experiment(experiment.experiment_id)
+        for key, value in {**tags, **self._view_tag(experiment.tags, searched)}.items():
+            if experiment.tags.get(key) != value:
+                self.client.set_experiment_tag(experiment.experiment_id, key, value)
+        return experiment.experiment_id
+
+    @staticmethod
+    def _view_tag(tags: dict[str, str], searched: Sequence[str] | None) -> dict[str, str]:
+        """The saved-view tag to set: none where the experiment's view already has these columns."""
+        old = saved_view(tags)
+        if old is not None and (searched is None or old[0] == runs_view(searched)):
+            return {}
+        now = int(time.time() * 1000)
+        return {VIEW_TAG + RUNS_VIEW: _view_envelope(runs_view(searched or ()), old[1] if old else now, now)}
 
     def open_parent(self, experiment_id: str, run_id: str | None, name: str, tags: dict[str, str]) -> str:
         """Reuse the study's parent run when it still exists (resume), else start a new one."""
@@ -178,6 +228,9 @@ class LoggedRun:
             self.flush()
 
     def flush(self) -> None:
+        # the objective first: the store keeps a run's metrics in the order they were first logged, and the
+        # UI's compare page opens its parallel-coordinates chart on the first one the runs share
+        self._pending.sort(key=lambda metric: metric.key != OBJECTIVE)
         while self._pending:
             batch, self._pending = self._pending[:1000], self._pending[1000:]
             self.client.log_batch(self.run_id, metrics=batch)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import socket
@@ -193,8 +194,14 @@ def _train_and_evaluate(
         latest.update({f"train_set.{name}": value for name, value in objective.train_scores().items()})
         return latest[objective.dev_metric]
 
+    best = [-math.inf]  # the best dev score so far: the objective at this step (its curve in the UI)
+
     def on_dev(step: int, score: float) -> None:
-        run.log_metrics(latest, step=step)
+        if cache is not None and cache.reused is not None:  # stages loaded from the cache: their best too
+            best[0] = max(best[0], cache.reused[1].best)
+        best[0] = max(best[0], score) if math.isfinite(score) else best[0]
+        # the objective with the first dev scores: a trial's first stored metric (harness.metric_names)
+        run.log_metrics({OBJECTIVE: best[0], **latest}, step=step)
         report(step, score)
 
     cache = (
@@ -223,7 +230,7 @@ def _train_and_evaluate(
         {
             **metrics,
             f"{objective.dev_metric}.best": outcome.best_dev,
-            OBJECTIVE: outcome.best_dev,  # the trial's Optuna value, a metric of its own in the UI
+            OBJECTIVE: outcome.best_dev,  # the trial's Optuna value: the last point of its curve
             "train.best_step": outcome.best_step,
             "train.steps": outcome.steps,
             "train.seconds": outcome.seconds,

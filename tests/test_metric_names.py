@@ -1,5 +1,7 @@
-"""Issue 21: metrics are stored under sections the MLflow UI groups (train/, dev/, test/), and read back
-under the harness's dotted names, from new runs and from runs stored before the sections existed."""
+"""Issue 21: metrics are stored under sections the MLflow UI groups (train/, dev/), and read back under the
+harness's dotted names, from new runs and from runs stored before the sections existed. Issue 41: the final
+scores have no section (the UI's last one, after the curves); runs that stored them under `test/` read
+back alike."""
 
 from __future__ import annotations
 
@@ -21,9 +23,9 @@ from harness.tracking import PARENT_TAG, ROLE_TAG, Tracker
         ("dev.overall_r01.best", "dev/overall_r01.best"),
         ("train_set.sst.acc", "train_set/sst.acc"),
         ("trials.complete", "trials/complete"),
-        ("STS12-16.wmean", "test/STS12-16.wmean"),
-        ("STS.avg", "test/STS.avg"),
-        ("MR.acc", "test/MR.acc"),
+        ("STS12-16.wmean", "STS12-16.wmean"),
+        ("STS.avg", "STS.avg"),
+        ("MR.acc", "MR.acc"),
         ("objective", "objective"),
     ],
 )
@@ -31,14 +33,43 @@ def test_each_name_has_its_section_and_reads_back(name: str, stored: str) -> Non
     assert logged(name) == stored and canonical(stored) == name
 
 
+@pytest.mark.parametrize("stored", ["test/STS12-16.wmean", "test/MR.acc", "test/STS.avg"])
+def test_final_scores_stored_under_the_old_test_section_read_back(stored: str) -> None:
+    assert canonical(stored) == stored.removeprefix("test/")
+    assert logged(canonical(stored)) == stored.removeprefix("test/")  # stored now without a section
+
+
+def ui_sections(stored: list[str]) -> list[str]:
+    """A run's chart sections in MLflow 3.17's order (getBaseChartAndSectionConfigs in the UI's bundle):
+    each name's part before the last `/`, named ones sorted (JavaScript's default sort: code points), then
+    "" (shown as "Model metrics"), every metric without a `/`."""
+    named = sorted({key.rpartition("/")[0] for key in stored} - {""})
+    return named + ([""] if any("/" not in key for key in stored) else [])
+
+
+def test_the_ui_shows_training_and_dev_curves_before_the_final_scores() -> None:
+    curves = ["train.loss", "train.lr", "dev.STSBenchmark.spearman", "train_set.sst.acc"]
+    finals = ["STS12.all.spearman", "STSBenchmark.spearman", "SICKRelatedness.spearman", "MR.acc", "STS.avg"]
+    stored = [logged(name) for name in [*curves, *finals, "objective"]]
+    sections = ui_sections(stored)
+    position = {name: sections.index(logged(name).rpartition("/")[0]) for name in curves + finals}
+    assert max(position[name] for name in curves) < min(position[name] for name in finals)
+    assert {position[name] for name in finals} == {len(sections) - 1}  # one section, the last
+
+
 def test_runs_stored_with_old_and_new_names_read_back_alike() -> None:
-    """A run logged before the sections (dotted names) and one logged now give the same report frame."""
+    """A run logged before the sections (dotted names), one that kept its final scores under `test/`, and
+    one logged now give the same report frame."""
     tracker = Tracker()
     experiment = tracker.experiment_id("mixed")
     parent = tracker.client.create_run(experiment, tags={ROLE_TAG: "study", "profile": "p"}).info.run_id
     now = int(time.time() * 1000)
     ids = []
-    for number, names in enumerate([lambda n: n, logged]):  # old names first, then the sections
+
+    def with_test_section(name: str) -> str:  # issue 21 to 41: the final scores under test/
+        return logged(name) if "/" in logged(name) else f"test/{name}"
+
+    for number, names in enumerate([lambda n: n, with_test_section, logged]):  # oldest first
         run = tracker.client.create_run(experiment, tags={ROLE_TAG: "trial", PARENT_TAG: parent,
                                                           "trial": str(number)})  # fmt: skip
         metrics = [Metric(names("STS12-16.wmean"), 70.0 + number, now, 10)]
@@ -48,10 +79,13 @@ def test_runs_stored_with_old_and_new_names_read_back_alike() -> None:
         tracker.client.set_terminated(run.info.run_id)
         ids.append(run.info.run_id)
     frame, _ = trial_frame(tracker, "mixed")
-    assert list(frame["STS12-16.wmean"]) == [70.0, 71.0]
+    assert list(frame["STS12-16.wmean"]) == [70.0, 71.0, 72.0]
     curves = histories(tracker, ids, "train.loss")
-    assert curves[ids[0]] == curves[ids[1]] == {1: 1.9, 2: 1.8}
-    assert metrics_of(tracker.client.get_run(ids[1])) == {"STS12-16.wmean": 71.0, "train.loss": 1.8}
+    assert curves[ids[0]] == curves[ids[1]] == curves[ids[2]] == {1: 1.9, 2: 1.8}
+    for number, run_id in enumerate(ids):
+        metrics = metrics_of(tracker.client.get_run(run_id))
+        assert metrics == {"STS12-16.wmean": 70.0 + number, "train.loss": 1.8}
+        assert [p.value for p in history(tracker.client, run_id, "STS12-16.wmean")] == [70.0 + number]
     assert len(history(tracker.client, ids[0], "train.loss")) == 2
 
 

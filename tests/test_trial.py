@@ -68,3 +68,30 @@ def test_frozen_encoder_is_encoded_once_across_evaluations_and_trials(
     run_study(load_study(trained), progress=False)
     assert len(encoded) == 2  # new weights at each evaluation; the final one repeats step 2's
     assert len(list((harness_home / "cache" / "embeddings").glob("*.npz"))) == 1  # trained: memory only
+
+
+@pytest.mark.slow
+def test_the_objective_is_stored_first_as_the_best_dev_score_so_far(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 41: a trial's first stored metric is `objective` (MLflow 3.17's compare page opens on the
+    first metric the runs share), logged at each dev evaluation as the best dev score so far, its last
+    point the Optuna value; the final scores are stored without a section (after the curves in the UI)."""
+    path = tiny_study(
+        tmp_path, tiny_bert, {"seed": [1, 2]}, name="objective-first", max_steps=4, eval_every=1
+    )
+    run_study(load_study(path), progress=False)
+    client = Tracker().client
+    for run in child_runs("objective-first"):
+        run = client.get_run(run.info.run_id)  # the metrics in the store's order, as the UI gets them
+        stored = list(run.data.metrics)
+        assert stored[0] == "objective"
+        (best,) = [k for k in stored if k.startswith("dev/") and k.endswith(".best")]
+        dev = [p.value for p in sorted(client.get_metric_history(run.info.run_id, best.removesuffix(".best")),
+                                       key=lambda p: p.step)]  # fmt: skip
+        curve = sorted(
+            client.get_metric_history(run.info.run_id, "objective"), key=lambda p: (p.step, p.timestamp)
+        )
+        assert [p.value for p in curve][: len(dev)] == [max(dev[: i + 1]) for i in range(len(dev))]
+        assert curve[-1].value == run.data.metrics["objective"] == run.data.metrics[best] == max(dev)
+        finals = [k for k in stored if "/" not in k and k != "objective"]
+        assert finals and all(k.startswith("STSBenchmark.") for k in finals)
+        assert set(finals) <= set(metrics_of(run))
