@@ -154,7 +154,10 @@ def run_study_cmd(
     from harness.preflight import check_before_start  # one line at once on bad input: before torch loads
 
     workers = _workers_for(workers, trials_per_gpu, click.get_current_context())
+    new_home = _home_to_make(storage, tracking_uri)
     checked = check_before_start(resolved, storage, tracking_uri, data_dir, workers, heartbeat)
+    if new_home:
+        click.echo(new_home)
     identity = identify(resolved, checked.storage, fresh)
     if identity.reason:
         click.echo(identity.reason)
@@ -240,6 +243,18 @@ def _load_for_run(
     resolved = load_study(study, profile, overrides)
     refuse_eval_for_paper(resolved)
     return resolved
+
+
+def _home_to_make(storage: str | None, tracking_uri: str | None) -> str:
+    """The line that says a new local store is made here, when the stores are the home's and no
+    `.harness/` was found here or above (harness.home): '' otherwise."""
+    from harness.home import FOLDER, find_home
+
+    home, found = find_home()
+    uses_home = not storage or not (tracking_uri or os.environ.get("MLFLOW_TRACKING_URI"))
+    if found or not uses_home:
+        return ""
+    return f"store: no {FOLDER}/ here or above; making {home} (HARNESS_HOME names another place)"
 
 
 def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: bool) -> object:
@@ -442,6 +457,9 @@ def eval_cmd(
     no_progress: bool,
 ) -> None:
     """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
+    from harness.model.location import check_available
+
+    check_available(model)  # one line at once, before torch's imports, for a model that is not reachable
     from harness.device import describe
     from harness.eval_run import format_table, items_path, log_eval, run_eval, write_json
     from harness.evaluate.items import collected
@@ -604,9 +622,9 @@ def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri
 def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
     """Start the MLflow UI on the harness's tracking store."""
     from harness.places import check_port_free
-    from harness.tracking import TRAINING_VIEW, default_artifact_root, resolve_tracking_uri
+    from harness.tracking import TRAINING_VIEW, default_artifact_root, require_store
 
-    uri = resolve_tracking_uri(tracking_uri)
+    uri = require_store(tracking_uri)  # not a new empty store wherever `ui` is run
     if not (uri.startswith("sqlite:") or uri.startswith("postgresql") or uri.startswith("mysql")):
         raise HarnessError(f"{uri} is already a server; open it in a browser instead")
     check_port_free(host, port, "the MLflow UI")

@@ -34,7 +34,7 @@ HEADER = """\
 #   see its trials first:  harness run-study {target} --dry-run
 #   run it:                harness run-study {target}       (re-run the same command to resume)
 #   its tables:            harness report {name}            (reports/build/{name}/)
-#   browse the runs:       harness ui                       (MLflow UI on http://127.0.0.1:5000)
+#   browse the runs:       harness ui                       (then open the link run-study prints)
 # Every field: `harness methods --method {method}` (the method's), `harness methods --run-fields` (shared).
 """
 FOOTER = """\

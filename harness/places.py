@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from harness.errors import HarnessError, mask_password, writable_dir
-from harness.home import harness_home
+from harness.home import harness_home, missing_store
 
 TRACKING_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "file", "http", "https", "databricks")
 
@@ -122,7 +122,8 @@ def require_store(explicit: str | None) -> str:
     uri = resolve_tracking_uri(explicit, create=False)
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
         raise HarnessError(
-            f"no MLflow store at {uri.removeprefix('sqlite:///')}; run a study first (or give --tracking-uri)"
+            f"{missing_store(Path(uri.removeprefix('sqlite:///')))}; run a study first, run this where one "
+            "ran (or in a folder below), or give --tracking-uri"
         )
     return uri
 
@@ -137,7 +138,9 @@ def check_journal(spec: str, create: bool = True) -> Path:
     (`create=False`) needs the file to exist already."""
     path = Path(spec)
     if not create and not path.is_file():
-        raise HarnessError(f"no Optuna journal at {path}; start the study with `harness run-study` first")
+        raise HarnessError(
+            f"{missing_store(path, 'Optuna journal')}; start the study with `harness run-study` first"
+        )
     writable_dir(path.parent, "the Optuna storage", "give --storage a writable path or an RDB URL")
     if path.is_dir():
         raise HarnessError(f"Optuna storage {path} is a directory; give --storage a file path")

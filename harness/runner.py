@@ -147,7 +147,7 @@ def _coordinate(
     local = isinstance(storage, JournalStorage)
     watch(storage, tracker)
     requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
-    experiment = tracker.experiment_id(study.name, study.note())
+    experiment = tracker.experiment_id(study.name, study.note(), searched=list(study.search))
     for key, value in study.identity_tags().items():  # `harness studies` and `report` find studies by them
         if key != "study.overrides":
             tracker.client.set_experiment_tag(experiment, key, value)

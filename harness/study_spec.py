@@ -51,9 +51,12 @@ def _search_space(space: Any) -> Any:
     for name, values in (space or {}).items():
         if isinstance(values, list) and not values:
             raise ValueError(f"'{name}' has an empty list; give at least one value")
-        if isinstance(values, dict) and {"low", "high"} <= set(values) and values["low"] > values["high"]:
+        numbers = isinstance(values, dict) and all(
+            isinstance(values.get(k), int | float) for k in ("low", "high")
+        )  # text is left to pydantic, which names the field
+        if numbers and values["low"] > values["high"]:
             raise ValueError(f"'{name}': low {values['low']} is above high {values['high']}; swap them")
-        if isinstance(values, dict) and values.get("log") and values.get("low", 1) <= 0:
+        if numbers and values.get("log") and values["low"] <= 0:
             raise ValueError(f"'{name}': a log range needs low > 0 (got {values['low']})")
     return space
 
@@ -342,7 +345,9 @@ def choose_profile(study: StudyConfig, path: Path, profile: str | None) -> tuple
         if not study.profiles:
             raise HarnessError(f"{path}: no profile {chosen!r}: the study has no profiles; drop --profile")
         known = f"choose one of {', '.join(study.profiles)}"
-        raise HarnessError(f"{path}: no profile {chosen!r}; {did_you_mean(chosen, study.profiles, known)}")
+        raise HarnessError(
+            f"{path}: no profile {chosen!r}; {did_you_mean(chosen, study.profiles, known, cutoff=0.6)}"
+        )
     return chosen, study.profiles[chosen]
 
 

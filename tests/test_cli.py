@@ -223,6 +223,9 @@ def test_a_server_on_a_taken_port_is_refused_in_one_line(command: str, tmp_path:
     from harness.study import open_storage
 
     optuna.create_study(study_name="s", storage=open_storage(str(tmp_path / "j.journal")))
+    from harness.tracking import Tracker
+
+    Tracker()  # the store `ui` serves (it makes none of its own)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -335,3 +338,15 @@ def test_a_study_yaml_error_names_line_column_and_fix(tmp_path: Path) -> None:
         f"error: {path}:6:4: not valid YAML: expected <block end>, but found '<block mapping start>' (check "
         "the indentation of that line)"
     ]
+
+
+def test_ui_without_a_store_says_where_it_looked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`harness ui` run in a folder with no store above makes no empty one: it says where it looked."""
+    monkeypatch.delenv("HARNESS_HOME")
+    monkeypatch.chdir(tmp_path)
+    result = harness_here("ui", "--port", "1")
+    assert result.returncode == 2 and not (tmp_path / ".harness").exists()
+    assert result.stderr.strip() == (
+        f"error: no .harness/ store here or above {tmp_path.resolve()}; run a study first, run this where "
+        "one ran (or in a folder below), or give --tracking-uri"
+    )

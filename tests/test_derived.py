@@ -213,7 +213,8 @@ def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> No
     origin = harness_here("report", "my_simcse", "--no-pdf", "--out", str(tmp_path / "reports"))
     assert "studies derived from my_simcse here (each its own report):" in origin.stdout
     assert (
-        "  my_simcse--max_steps-4 (max_steps 3 -> 4): `harness report my_simcse--max_steps-4`" in origin.stdout
+        "  my_simcse--max_steps-4 (max_steps 3 -> 4): `harness report my_simcse--max_steps-4`"
+        in origin.stdout
     )
     listing = harness_here("studies").stdout
     assert f"  my_simcse  ({path}); finished here: base 2" in listing

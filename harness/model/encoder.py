@@ -13,7 +13,7 @@ from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from harness.errors import HarnessError
-from harness.model.location import MINILM_ALIASES, check_weights, resolve_model_name  # noqa: F401
+from harness.model.location import MINILM_ALIASES, check_available, check_weights, resolve_model_name  # noqa: F401
 from harness.model.packed import TokenBatch, packed_forward, supports_packing
 from harness.model.pooling import pool
 from harness.model.st_pipeline import model_pipeline
@@ -39,6 +39,7 @@ class Encoder(nn.Module):
         """`pooling: model` embeds as the model's sentence-transformers modules do (harness.model.st_pipeline:
         their Pooling mode, then Normalize if listed); any other pooling is the harness's alone."""
         super().__init__()
+        check_available(model_name)  # a worker or `eval` never checked: one line, not the hub's retries
         path = resolve_model_name(model_name)
         check_weights(path)
         try:

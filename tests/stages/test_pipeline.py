@@ -93,7 +93,7 @@ REFUSED = [
     ([{"fusion": "multitask", "heads_only": True}], "heads_only cannot be used with fusion"),
     ([{"glue": "RTE"}, {"glue": "MRPC"}], "glue stages on different tasks cannot share a pipeline"),
     ([{"glue": "RTE"}, {"finetune": "sst"}], "stages scored by different objectives (glue, multitask)"),
-    ([{"contrastive": "unsup", "epoch": 3}], "field 'stages.0.epoch': Extra inputs are not permitted"),
+    ([{"contrastive": "unsup", "epoch": 3}], "unknown field 'stages[0].epoch'; did you mean epochs?"),
     ([], "stages"),
 ]
 
