@@ -86,10 +86,10 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
     env = {"HARNESS_PAUSE_AT": "trial_scored=120", "HARNESS_PAUSE_RELEASE": str(release)}
     proc = launch(args, tmp_path / "run.log", env)
     tracker, deadline = Tracker(), time.monotonic() + 180
-    while True:  # until trial 0 is scored (its objective metric logged) and paused
+    while True:  # until trial 0 is scored (its final metrics logged: train/steps is one) and paused
         assert proc.poll() is None and time.monotonic() < deadline, proc.output()
         runs = tracker.client.search_runs(
-            [e.experiment_id for e in tracker.client.search_experiments()], "metrics.objective > -1000"
+            [e.experiment_id for e in tracker.client.search_experiments()], "metrics.`train/steps` > 0"
         )
         if runs:
             break

@@ -59,5 +59,5 @@ def test_a_coordinator_without_running_workers_says_so_once(
     lines = [line for line in (said.out + said.err).splitlines() if line.startswith("waiting for workers")]
     assert len(lines) == 1, said
     assert "1 trial(s) to run and none running for 60 s" in lines[0]
-    assert f"harness worker {study.name} --profile tiny --storage" in lines[0]
+    assert f"harness worker {study.path} --profile tiny --storage" in lines[0]  # its YAML is not in studies/
     assert [t.state for t in opt.trials] == [TrialState.COMPLETE]
