@@ -264,8 +264,11 @@ def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: boo
     from harness.places import default_storage
 
     spec = storage or default_storage()
-    if "://" not in spec and not Path(spec).is_file():
-        return identify(resolved, None, fresh)
+    sqlite = spec.removeprefix("sqlite:///") if spec.startswith("sqlite:///") else None
+    if "://" not in spec and not Path(spec).is_file() or sqlite is not None and not Path(sqlite).is_file():
+        return identify(resolved, None, fresh)  # nothing stored yet (and no file made to look)
+    if "://" in spec and sqlite is None:  # a database server: opening may create its tables
+        return Identity(resolved)
     from harness.study import open_storage
 
     try:
@@ -351,6 +354,7 @@ def _trial_label(params: dict[str, object]) -> str:
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--position", default=0, hidden=True, type=int)
+@click.option("--study-name", "pinned", hidden=True, help="the coordinator's (derived) study")
 @click.option(
     "--wait",
     default=0.0,
@@ -367,6 +371,7 @@ def worker_cmd(
     tracking_uri: str | None,
     data_dir: str | None,
     position: int,
+    pinned: str | None,
     wait: float,
     sets: tuple[str, ...],
     searches: tuple[str, ...],
@@ -387,7 +392,7 @@ def worker_cmd(
 
     with sigterm_as_interrupt():
         run_worker(
-            resolved,
+            resolved.model_copy(update={"name": pinned}) if pinned else resolved,
             storage,
             tracking_uri,
             data_dir,
@@ -396,6 +401,7 @@ def worker_cmd(
             heartbeat,
             threads,
             wait,
+            pinned=pinned is not None,
         )
 
 

@@ -139,26 +139,37 @@ def identify(study: ResolvedStudy, storage: BaseStorage | None, fresh: bool = Fa
     stored = stored_study(storage, study.optuna_name) if storage is not None else None
     if stored is not None and stored.fingerprint == study.fingerprint():
         return Identity(study)
-    if not study.override_argv:
-        if stored is None or fresh:
+    if stored is None:  # the name has not run here: the study itself, unless overrides change it
+        changes = changes_between(study.written_config, study.config()) if study.override_argv else []
+        if not changes:
             return Identity(study)
-        changes = changes_between(stored.config, study.config()) if stored.config else []
-        return _derive(study, changes, "the YAML changed since this study ran here")
-    reference = stored.config if stored is not None and stored.config else study.written_config
-    changes = changes_between(reference or {}, study.config())
-    if not changes:
+        return _derive(study, changes, f"{study.override_text()} changes the study", storage)
+    if fresh and not study.override_argv:  # --fresh on an edited YAML: the study itself, replaced
         return Identity(study)
-    return _derive(study, changes, f"{study.override_text()} changes the study")
+    changes = changes_between(stored.config, study.config()) if stored.config else []
+    why = (
+        f"{study.override_text()} changes the study as it ran here"
+        if study.override_argv
+        else "the YAML changed since this study ran here"
+    )
+    return _derive(study, changes, why, storage)
 
 
-def _derive(study: ResolvedStudy, changes: list[Change], why: str) -> Identity:
-    """The derived study, and the line that says so (the changes, and how to replace instead)."""
+def _derive(
+    study: ResolvedStudy, changes: list[Change], why: str, storage: BaseStorage | None
+) -> Identity:
+    """The derived study, and the line that says so (the changes, and how to replace instead). A name
+    another configuration holds already (names list what differs from a reference that can change, and
+    fold unusual characters) gets the configuration's fingerprint added: the same on every run."""
     if changes:
         name = derived_name(study.name, changes)
         what = "; ".join(str(c) for c in changes)
     else:  # a study stored before its configuration was: only its fingerprint tells it changed
         name = f"{study.name}{SEPARATOR}{study.fingerprint()[:8]}"
         what = "which fields is unknown: the stored study predates recorded configurations"
+    held = stored_study(storage, f"{name}.{study.profile}") if storage is not None else None
+    if held is not None and held.fingerprint != study.fingerprint():
+        name = f"{name[: MAX_NAME - 10]}-{study.fingerprint()[:8]}"
     derived = study.model_copy(update={"name": name, "derived_from": study.name, "changes": what})
     instead = (
         f"--fresh would replace {study.name}'s runs instead"

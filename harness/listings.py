@@ -31,6 +31,7 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
     width = max((len(p.stem) for p in paths), default=0)
     listed: set[str] = set()
     for path in paths:
+        listed.add(path.stem)  # an invalid file is still a study of studies/, not one from elsewhere
         try:
             study = read_study(path)
         except HarnessError as exc:

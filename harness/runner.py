@@ -111,8 +111,8 @@ def run_study(
     checked = checked or check_before_start(study, storage_spec, tracking_uri, data_dir, workers, heartbeat)
     storage = checked.storage
     if fresh:
-        _delete_study(study, storage)
-        retired = retire_runs(Tracker(checked.tracking_uri), study.name, study.profile)
+        parent = _delete_study(study, storage)
+        retired = retire_runs(Tracker(checked.tracking_uri), study, parent)
         if any(retired):
             say(retired_line(study.name, study.profile, retired))
     opt = open_study(study, storage, create=True)
@@ -123,14 +123,16 @@ def run_study(
         return _coordinate(study, opt, storage, settings, workers, retry_failed)
 
 
-def _delete_study(study: ResolvedStudy, storage: optuna.storages.BaseStorage) -> None:
-    """--fresh: delete the study, unless another coordinator is running it."""
+def _delete_study(study: ResolvedStudy, storage: optuna.storages.BaseStorage) -> str | None:
+    """--fresh: delete the study, unless another coordinator is running it; return its parent run's id."""
     try:
         existing = optuna.load_study(study_name=study.optuna_name, storage=storage)
     except KeyError:
-        return
+        return None
     CoordinatorLease(existing, "run-study --fresh").acquire().stop_renewing()  # refused if held
+    parent = existing.user_attrs.get(PARENT_RUN)
     optuna.delete_study(study_name=study.optuna_name, storage=storage)
+    return parent
 
 
 def _coordinate(
@@ -370,9 +372,11 @@ def run_worker(
     heartbeat: int = DEFAULT_HEARTBEAT,
     threads: int | None = None,
     wait: float = 0.0,
+    pinned: bool = False,
 ) -> None:
     """`harness worker`: join a study that `harness run-study` created (this or another machine);
-    `wait` seconds for the coordinator to create it (workers started beside it: compose, Slurm)."""
+    `wait` seconds for the coordinator to create it (workers started beside it: compose, Slurm);
+    `pinned`: `study` is the coordinator's own (a local worker), not to be identified again."""
     threads = threads or default_threads()
     root = resolve_data_dir(data_dir)
     tracking_uri = resolve_tracking_uri(tracking_uri)
@@ -380,7 +384,7 @@ def run_worker(
     while True:  # the tracking server, the storage and the study may all still be starting
         try:
             check_reachable(tracking_uri)
-            opt, study = _join(study, storage_spec, heartbeat, position)
+            opt, study = _join(study, storage_spec, heartbeat, position, pinned)
             break
         except HarnessError:
             if time.monotonic() > deadline:
@@ -391,7 +395,7 @@ def run_worker(
 
 
 def _join(
-    study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int
+    study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int, pinned: bool = False
 ) -> tuple[optuna.Study, ResolvedStudy]:
     """The study as a worker sees it (the derived study the coordinator runs, harness.derived), with the
     coordinator's heartbeat interval (a worker beating less often than the others check would have its
@@ -400,7 +404,7 @@ def _join(
     slot = position or int(os.environ.get("SLURM_ARRAY_TASK_ID") or os.environ.get("JOB_COMPLETION_INDEX")
                            or os.getpid())  # fmt: skip
     storage = open_storage(storage_spec, heartbeat, create=False)
-    study = identify(study, storage).study
+    study = study if pinned else identify(study, storage).study
     opt = open_study(study, storage, create=False, worker=slot)
     if PARENT_RUN not in opt.user_attrs:
         raise HarnessError(

@@ -136,12 +136,13 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
         stored = opt.user_attrs.get(FINGERPRINT)
         if stored is None:
             opt.set_user_attr(FINGERPRINT, study.fingerprint())
-            opt.set_user_attr(CONFIG, study.config())
-        elif stored != study.fingerprint():  # harness.derived names a changed study: a race or a collision
+        elif stored != study.fingerprint():  # harness.derived names a changed study: reached only in a race
             raise HarnessError(
-                f"study {name} exists with a different configuration ({_changed(opt, study)}); run it again "
-                "(it then runs as a derived study), or start over with --fresh"
+                f"study {name} exists with a different configuration ({_changed(opt, study)}), made while "
+                "this command started; run the command again"
             )
+        if CONFIG not in opt.user_attrs:  # a study made before configurations were stored gets it now
+            opt.set_user_attr(CONFIG, study.config())
         return opt
     try:
         opt = optuna.load_study(

@@ -13,7 +13,8 @@ study changed this way runs as a study of its own (harness.derived names it by w
 
 `--search temperature=0.05,0.1` (or `--search lr={low: 1e-5, high: 1e-4, log: true}` for a TPE range)
 sets the searched values of a field in the search the chosen profile uses. Values are YAML (`[1, 2]`,
-`true`, `null`); a number written `1e-5`, which YAML 1.1 reads as text, is read as the number.
+`true`, `null`), typed like the value they replace: `--set lr=2e-5` over the YAML's `lr: 2.0e-5` is that
+number (YAML 1.1 reads `2e-5` as text), so writing a field's own value changes nothing.
 """
 
 from __future__ import annotations
@@ -75,21 +76,28 @@ def _scalar(text: str) -> Any:
         value = yaml.safe_load(text) if text else ""
     except yaml.YAMLError as exc:
         raise HarnessError(f"{text!r} is not a YAML value ({str(exc).splitlines()[0]})") from None
-    return _numbers(value)
-
-
-def _numbers(value: Any) -> Any:
-    """Text that reads as a number, as the number, in lists and mappings too."""
-    if isinstance(value, list):
-        return [_numbers(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _numbers(v) for k, v in value.items()}
-    if isinstance(value, str) and value.strip().lower() not in ("nan", "inf", "-inf", "infinity"):
-        try:
-            return float(value)
-        except ValueError:
-            return value
     return value
+
+
+def _like(old: Any, new: Any) -> Any:
+    """`new` typed like the value `old` it replaces: text that reads as a number where `old` is a number
+    (or a list or range of numbers), so `2e-5` over `2.0e-5` is equal to it."""
+    if isinstance(new, list):
+        if isinstance(old, list) and old and all(_is_number(v) for v in old):
+            return [_like(old[0], v) for v in new]
+        return new
+    if isinstance(new, dict) and isinstance(old, dict):
+        return {k: _like(old.get(k), v) for k, v in new.items()}
+    if isinstance(new, str) and _is_number(old):
+        try:
+            return float(new)
+        except ValueError:
+            return new
+    return new
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _search_values(text: str) -> Any:
@@ -106,9 +114,17 @@ def apply_overrides(raw: dict[str, Any], overrides: list[Override], profile: str
         written = override
         if override.option == SET and "." not in override.path and _searched(edited, override.path, profile):
             written = Override(SEARCH, override.path, f"[{override.text}]")  # searched over this value alone
+        elif override.option == SET and override.path == "seed" and _seeded(edited, profile):
+            written = Override(SET, "seeds", f"[{override.text}]")  # the study's seeds are a grid dimension
         for path in _targets(edited, written, profile):
             _write(edited, path, written)
     return edited
+
+
+def _seeded(raw: dict[str, Any], profile: str) -> bool:
+    """Whether the study repeats its grid over `seeds` in `profile`."""
+    prof = (raw.get("profiles") or {}).get(profile) or {}
+    return bool(raw.get("seeds") or (isinstance(prof, dict) and prof.get("seeds")))
 
 
 def _searched(raw: dict[str, Any], name: str, profile: str) -> bool:
@@ -162,7 +178,7 @@ def _write(raw: dict[str, Any], path: list[str], override: Override) -> None:
             where = ".".join(path[: depth + 1])
             raise HarnessError(f"{override.option} {override.path}: {where} is not a mapping in the study")
         node = child
-    node[path[-1]] = override.value()
+    node[path[-1]] = _like(node.get(path[-1]), override.value())
 
 
 def describe(overrides: list[Override]) -> str:

@@ -377,9 +377,15 @@ def load_study(
     if overrides:
         given = list(overrides)
         study = validate_study(apply_overrides(raw, given, chosen), f"{path} with {describe(given)}")
-        written = resolved.config()
+        written, n_trials = resolved.config(), resolved.n_trials
         resolved = _resolve(study, chosen, choose_profile(study, path, chosen)[1], path)
         argv = [token for override in given for token in override.argv]
+        if resolved.config() == written and resolved.n_trials == n_trials and "--eval" not in argv:
+            raise HarnessError(
+                f"{describe(given)} changes nothing profile {chosen} runs (a profile's own base and search "
+                "win over the study's: give a run field by its name, e.g. --set lr=1e-5, to set it where "
+                "the profile reads it)"
+            )
         resolved = resolved.model_copy(update={"override_argv": argv, "written_config": written})
     resolved.grid_runs()
     return resolved

@@ -63,6 +63,7 @@ class WorkerSettings:
         cmd += ["--storage", self.storage or default_storage(), "--data-dir", str(self.data_dir)]
         cmd += ["--tracking-uri", self.tracking_uri, "--position", str(position)]
         cmd += ["--heartbeat", str(self.heartbeat), "--threads", str(self.threads), *study.override_argv]
+        cmd += ["--study-name", study.name] if study.derived_from else []  # the coordinator's, not re-derived
         return cmd + ([] if self.progress else ["--no-progress"])
 
 

@@ -37,7 +37,7 @@ def _apply(profile: str, *given: tuple[str, str]) -> dict:
 def test_a_short_field_is_set_wherever_the_profile_reads_it() -> None:
     edited = _apply("smoke", (SET, "max_steps=9"), (SET, "lr=1e-4"))
     assert edited["base"]["max_steps"] == 9 and edited["profiles"]["smoke"]["base"]["max_steps"] == 9
-    assert edited["base"]["lr"] == 1e-4  # `1e-4` is text to YAML 1.1: read as the number it is
+    assert edited["base"]["lr"] == 1e-4  # `1e-4` is text to YAML 1.1: typed like the number it replaces
     assert edited["variants"]["fusion"]["lr"] == 1e-4
     assert edited["profiles"]["smoke"]["variants"]["fusion"]["lr"] == 1e-4
     assert VARIANTS["base"]["max_steps"] == 4  # the YAML's mapping itself is untouched
@@ -46,7 +46,7 @@ def test_a_short_field_is_set_wherever_the_profile_reads_it() -> None:
 def test_variant_profile_and_search_paths() -> None:
     edited = _apply("smoke", (SET, "fusion.temperature=0.2"), (SET, "profiles.paper.base.lr=5e-5"))
     assert edited["variants"]["fusion"]["temperature"] == 0.2
-    assert edited["profiles"]["paper"]["base"]["lr"] == 5e-5
+    assert edited["profiles"]["paper"]["base"]["lr"] == "5e-5"  # new there: as a YAML file reads it
     searched = _apply("smoke", (SEARCH, "lambda=0.2,0.3"), (SET, "seeds=[3, 4]"))
     assert searched["search"]["lambda"] == [0.2, 0.3] and searched["seeds"] == [3, 4]
     paper = _apply("paper", (SEARCH, "lambda=0.2"), (SET, "seeds=[3]"))  # the paper profile's own
@@ -55,7 +55,9 @@ def test_variant_profile_and_search_paths() -> None:
     one = _apply("smoke", (SET, "lambda=0.7"))  # a searched field set: searched over that value alone
     assert one["search"]["lambda"] == [0.7]
     ranged = _apply("smoke", (SEARCH, "lr={low: 1e-5, high: 1e-4, log: true}"))
-    assert ranged["search"]["lr"] == {"low": 1e-5, "high": 1e-4, "log": True}
+    assert ranged["search"]["lr"] == {"low": "1e-5", "high": "1e-4", "log": True}  # as a YAML file reads it
+    seeded = _apply("paper", (SET, "seed=5"))  # the study's seeds are a grid dimension: one seed, 5
+    assert seeded["profiles"]["paper"]["seeds"] == [5] and "seed" not in seeded["base"]
 
 
 @pytest.mark.parametrize(
@@ -86,6 +88,18 @@ def test_overrides_are_validated_like_the_yaml(tmp_path: Path, tiny_bert: Path) 
     assert study.base["max_steps"] == 5 and study.search == {"temperature": [0.2]}
     assert study.override_argv == ["--set", "max_steps=5", "--search", "temperature=0.2"]
     assert study.written_config is not None and study.written_config["base"]["max_steps"] == 3
+
+
+def test_a_field_set_to_its_own_value_changes_nothing_and_says_so(tmp_path: Path, tiny_bert: Path) -> None:
+    path = str(own_study(tmp_path, tiny_bert))
+    with pytest.raises(HarnessError, match=r"--set max_steps=3 changes nothing profile base runs"):
+        load_study(path, None, [parse_override(SET, "max_steps=3")])
+    config = yaml.safe_load(Path(path).read_text())
+    config["profiles"] = {"smoke": {"base": {"max_steps": 2}}}
+    Path(path).write_text(yaml.safe_dump(config))
+    with pytest.raises(HarnessError, match=r"a profile's own base and search win over the study's"):
+        load_study(path, None, [parse_override(SET, "base.max_steps=7")])  # smoke reads its own max_steps
+    assert load_study(path, None, [parse_override(SET, "max_steps=7")]).base["max_steps"] == 7
 
 
 def test_changes_and_derived_names() -> None:
@@ -131,6 +145,23 @@ def test_identity_follows_the_stored_configuration(tmp_path: Path, tiny_bert: Pa
     assert back.study.name == "my_simcse"  # an override that restores what ran here resumes it
 
 
+def test_a_derived_name_another_configuration_holds_gets_its_fingerprint(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    """Names say what differs from what ran here; two configurations can say the same (a value whose
+    characters a name folds: org/m and org_m): the second gets its fingerprint, on every run alike."""
+    path = own_study(tmp_path, tiny_bert)
+    storage = _stored(load_study(str(path)), tmp_path)
+    first = identify(load_study(str(path), None, [parse_override(SET, "model=org/m")]), storage)
+    open_study(first.study, storage, create=True)
+    second = load_study(str(path), None, [parse_override(SET, "model=org_m")])
+    clash = identify(second, storage).study
+    assert first.study.name == "my_simcse--model-org_m" and clash.name.startswith(first.study.name)
+    assert (
+        clash.name.endswith(second.fingerprint()[:8]) and identify(second, storage).study.name == clash.name
+    )
+
+
 def test_a_study_stored_before_configurations_were_gets_a_hashed_name(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
@@ -169,6 +200,8 @@ def test_the_worker_command_carries_the_overrides(tmp_path: Path, tiny_bert: Pat
     study = load_study(str(own_study(tmp_path, tiny_bert)), None, [parse_override(SET, "max_steps=2")])
     settings = WorkerSettings(None, "sqlite:///x.db", tmp_path, 60, 1, False)
     assert settings.command(study, 1)[-3:] == ["--set", "max_steps=2", "--no-progress"]
+    derived = identify(study, None).study  # a local worker runs the coordinator's study, not its own pick
+    assert settings.command(derived, 1)[-4:] == ["max_steps=2", "--study-name", derived.name, "--no-progress"]
 
 
 def _parents(name: str) -> list:
@@ -226,3 +259,43 @@ def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> No
     )
     assert len(_parents("my_simcse")) == 1  # no look-alike parent beside the new one
     assert "running it as" not in fresh.stdout  # --fresh replaced the edited study itself
+
+
+def test_fresh_deletes_this_studys_ended_runs_only(tmp_path: Path, tiny_bert: Path) -> None:
+    """--fresh deletes the replaced study's runs and its earlier ended ones; a parent still RUNNING (a
+    coordinator elsewhere) and the runs of another YAML with the same name stay."""
+    from harness.fresh_start import retire_runs
+    from harness.tracking import PARENT_TAG, ROLE_TAG
+
+    study = load_study(str(own_study(tmp_path, tiny_bert)))
+    tracker = Tracker()
+    experiment = tracker.client.create_experiment(study.name)
+
+    def parent(status: str, path: str) -> str:
+        tags = {ROLE_TAG: "study", "profile": "base", "study.path": path}
+        run = tracker.client.create_run(experiment, tags=tags).info.run_id
+        tracker.client.create_run(experiment, tags={PARENT_TAG: run, ROLE_TAG: "trial"})
+        tracker.client.set_terminated(run, status) if status != "RUNNING" else None
+        return run
+
+    replaced, earlier = parent("FINISHED", study.path), parent("KILLED", study.path)
+    running, elsewhere = parent("RUNNING", study.path), parent("FINISHED", "/elsewhere/my_simcse.yaml")
+    assert retire_runs(tracker, study, replaced) == (2, 2)
+    stages = {
+        r: tracker.client.get_run(r).info.lifecycle_stage for r in (replaced, earlier, running, elsewhere)
+    }
+    assert stages == {replaced: "deleted", earlier: "deleted", running: "active", elsewhere: "active"}
+
+
+def test_a_dry_run_makes_no_storage_to_look_in(tmp_path: Path, tiny_bert: Path) -> None:
+    path = own_study(tmp_path, tiny_bert)
+    database = tmp_path / "optuna.db"
+    result = harness_here(
+        "run-study", str(path), "--set", "max_steps=2", "--dry-run", "--storage", f"sqlite:///{database}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "--set max_steps=2 changes the study (max_steps 3 -> 2): running it as study my_simcse--max_steps-2"
+        in (result.stdout)
+    )
+    assert not database.exists() and not (tmp_path / ".harness").exists()
