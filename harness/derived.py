@@ -38,7 +38,8 @@ class Change:
     new: Any
 
     def __str__(self) -> str:
-        return f"{self.field} {_shown(self.old)} -> {_shown(self.new)}"
+        field = "seeds" if self.field == "search.seed" else self.field  # `seeds:` becomes a searched seed
+        return f"{field} {_shown(self.old)} -> {_shown(self.new)}"
 
     def slug(self) -> str:
         """`max_steps-10`: the field and its new value, in the characters a study name allows."""
