@@ -28,8 +28,14 @@ if TYPE_CHECKING:  # heavy: imported by the commands that need them
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
-STORAGE_HELP = "Optuna storage: a journal file path (default .harness/optuna.journal) or an RDB URL"
-TRACKING_HELP = "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else sqlite:///.harness/mlflow.db)"
+STORAGE_HELP = (
+    "Optuna storage: a journal file path (default: optuna.journal in the nearest .harness/ here or above) "
+    "or an RDB URL"
+)
+TRACKING_HELP = (
+    "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else mlflow.db in the nearest .harness/ here or "
+    "above)"
+)
 DATA_HELP = "data root (default: HARNESS_DATA_DIR, else ../shared/data)"
 HEARTBEAT_HELP = (
     "RDB storages: seconds between a running trial's heartbeats; a trial silent for 3 heartbeats is "
@@ -108,7 +114,12 @@ def cli() -> None:
 @click.option("--storage", help=STORAGE_HELP)
 @click.option("--tracking-uri", help=TRACKING_HELP)
 @click.option("--data-dir", help=DATA_HELP)
-@click.option("--fresh", is_flag=True, help="delete the Optuna study first and start over")
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="start over: delete the Optuna study and its earlier MLflow runs first (after a YAML edit: the "
+    "study itself, instead of running a derived one)",
+)
 @click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
 @click.option(
     "--dry-run", is_flag=True, help="print every trial's fields, steps and needs (hub, files); write nothing"
