@@ -156,9 +156,7 @@ def identify(study: ResolvedStudy, storage: BaseStorage | None, fresh: bool = Fa
     return _derive(study, changes, why, storage)
 
 
-def _derive(
-    study: ResolvedStudy, changes: list[Change], why: str, storage: BaseStorage | None
-) -> Identity:
+def _derive(study: ResolvedStudy, changes: list[Change], why: str, storage: BaseStorage | None) -> Identity:
     """The derived study, and the line that says so (the changes, and how to replace instead). A name
     another configuration holds already (names list what differs from a reference that can change, and
     fold unusual characters) gets the configuration's fingerprint added: the same on every run."""
