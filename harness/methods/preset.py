@@ -144,6 +144,9 @@ class Preset(PipelineMethod):
             first = next((s for s in stages if s.kind == kind and field in type(s).model_fields), None)
             if name not in params.model_fields_set and first is not None:
                 logged[name] = getattr(first, field)
+        for group in cls.groups:  # method-level fields a preset decides when unset (sup_simcse's mlp_at_test)
+            for name in set(group.model_fields) - params.model_fields_set:
+                logged[name] = getattr(pipeline, name)
         return pipeline, stages, params.model_copy(update=logged)
 
 
