@@ -7,7 +7,8 @@ CS224N (the minBERT default project: Chen, David et al., Phillips):
 
 - `MINBERT`: the multi-task baseline (`multitask`, `frozen`), the starter code's settings the papers
   share: the pooled [CLS] (Phillips 3.2 "the pooler output for the [CLS] token"), lr 1e-5 and dropout 0.3
-  ("the default values from MinBert", David et al. 4.2.5; Phillips 4.3.1 "Dropout was set to .3"),
+  ("the default values from MinBert", David et al. 4.2.5; Phillips 4.3.1 "Dropout was set to .3"; `frozen`
+  runs lr 1e-3 instead, Phillips 4.3.1 "learning rate 1e-3 for pretrained weights", in its own file),
   10 epochs (Chen 5.3, David et al. 4.2.3, Phillips 4.3.1), batch 8 (Phillips 4.3.1), Adam without a
   schedule (Phillips 4.3.1 "the default parameters for the Adam optimizer"; Chen 7: none used), evaluated
   after each epoch with the best dev model kept (Chen 5.3; David et al. Fig. 2).

@@ -67,7 +67,8 @@ EXPECTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # fmt: skip
             "eval_every": "epoch",
         },
     ),
-    "frozen": ({}, {"pooling": "cls", "lr": 1e-5, "head_dropout": 0.3, "epochs": 10}),
+    # Phillips 4.3.1: "learning rate 1e-3 for pretrained weights" (the heads-only baseline), else minBERT's
+    "frozen": ({}, {"pooling": "cls", "lr": 1e-3, "batch_size": 8, "head_dropout": 0.3, "epochs": 10}),
     # Chen's strategies: the [CLS] state, lr 1e-5, batch 16, 10 epochs, dev after each epoch, dropout 0.3
     "contrastive_first": (
         {},
@@ -112,3 +113,11 @@ def test_every_method_that_trains_an_encoder_has_paper_defaults() -> None:
     for name in METHODS.entries():
         assert (name in without) != bool(METHODS.get(name).run_defaults), name
     assert set(EXPECTED) == set(METHODS.entries()) - without  # and this test checks its values
+
+
+def test_frozen_runs_phillips_learning_rate_for_pretrained_weights_and_names_it() -> None:
+    """Issue 42 item 5: the heads-only baseline's lr is Phillips 4.3.1's 1e-3, not the fine-tuning 1e-5."""
+    run = resolve_run({"method": "frozen"})
+    assert run.settings.lr == 1e-3 and ("lr", 1e-3, RunConfig().lr) in run.paper_defaults
+    assert "Phillips 4.3.1" in run.method.run_defaults_source and "1e-3" in run.method.run_defaults_source
+    assert resolve_run({"method": "multitask"}).settings.lr == 1e-5  # fine-tuning keeps 1e-5
