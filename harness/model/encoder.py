@@ -32,6 +32,22 @@ def default_max_length(path: Path, config: object) -> int:
     return min(limit, 512)
 
 
+# Where an attention module reads its dropout probability from a number fixed at init rather than an
+# nn.Dropout: BERT's SDPA attention in transformers 4.x (`BertSdpaSelfAttention.dropout_prob`, read in
+# forward as `dropout_p=self.dropout_prob`: 4.45.0 to 4.57.6, checked; 5.0.0 reads `self.dropout.p`), and
+# many 5.x attention modules (`self.attention_dropout`, some `self.dropout` as a number). The harness's own
+# BERT forward (harness.model.packed) reads the nn.Dropout; other architectures go through these.
+DROPOUT_FLOATS = ("dropout_prob", "attention_dropout", "dropout_p", "attn_dropout", "dropout")
+
+
+def set_dropout_floats(module: nn.Module, probability: float) -> None:
+    """Set `module`'s own dropout probabilities kept as numbers (DROPOUT_FLOATS) to p."""
+    for name in DROPOUT_FLOATS:
+        value = module.__dict__.get(name)  # plain attributes only: submodules live in `_modules`
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            setattr(module, name, probability)
+
+
 class Encoder(nn.Module):
     """AutoModel + tokenizer + pooling. `forward` takes tokenized inputs, `tokenize` makes them."""
 
@@ -121,10 +137,12 @@ class Encoder(nn.Module):
         return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
     def set_dropout(self, probability: float) -> None:
-        """Set every nn.Dropout in the transformer (hidden and attention-probability dropout) to p."""
+        """Set every dropout in the transformer (hidden and attention-probability dropout) to p: each
+        nn.Dropout, and the probabilities attention modules keep as numbers (`set_dropout_floats`)."""
         for module in self.model.modules():
             if isinstance(module, nn.Dropout):
                 module.p = probability
+            set_dropout_floats(module, probability)
         for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             if hasattr(self.model.config, name):
                 setattr(self.model.config, name, probability)
