@@ -8,9 +8,11 @@ eq. 2, harness.losses.supcon) takes the B x N views, same label = positive.
 - `listed` (default): one pass per listed probability, as the paper's text defines them (section 2,
   "N distinct dropout masks (i.e., different dropout probabilities)"; Fig. 1: N = 2, "p = 0 and p = 0.1
   respectively", the anchor at p = 0).
-- `authors_loop`: the passes the authors' training loop really makes (hooman650/SupCL-Seq@320440f
-  src/SupCsTrainer.py), which Appendix A says the published numbers ran on ("implemented on top of the
-  Huggingface's trainer"; examples/glue_bert_base.ipynb cell 12: `def_drop_out=0.1`). Per batch: one pass
+- `authors_loop`: the passes the authors' public training loop makes (hooman650/SupCL-Seq@320440f
+  src/SupCsTrainer.py, a subclass of Hugging Face's Trainer; examples/glue_bert_base.ipynb cell 12:
+  `def_drop_out=0.1`). That the published numbers ran this loop is inferred, not stated: Appendix A says
+  only that SupCL-Seq "is implemented on top of the Huggingface's trainer python package", and the public
+  notebook itself runs 3 epochs at batch 32 per device (cell 10), not Table 4's settings. Per batch: one pass
   at the dropout the model is at now (:66), then for each listed p the dropout is set to p unless p equals
   the default 0.1 (:78-79), when the pass runs at whatever was set last (:84); after the loop it is set
   back to 0.1 only if the last entry differs from 0.1 (:94). The dropout carries over to the next batch.

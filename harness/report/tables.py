@@ -287,7 +287,9 @@ def same_setup_note(
     return (
         " The paper reports the same setup more than once, with different values: "
         + "; ".join(parts)
-        + ". The range row is this spread, the paper's own noise floor for any difference."
+        + ". The range row is this spread; the paper does not say why the values differ (inferred: another"
+        " run of the same configuration), so a difference harness - paper inside it is within the paper's own"
+        " variation."
     )
 
 
