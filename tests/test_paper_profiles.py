@@ -3,6 +3,8 @@ in the study YAML and the modules' docstrings."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from torch import nn
 
 from harness.model.heads import NLIClassifier
@@ -66,6 +68,32 @@ def test_supcl_seq_studies_run_the_authors_loop_as_the_published_numbers_did() -
                 for stage in list(run.stages):
                     if hasattr(stage, "glue_supcon"):
                         assert (stage.view_passes, stage.base_temperature) == ("authors_loop", 0.07)
+
+
+def test_supcl_seq_probes_use_the_notebooks_total_batch_and_its_max_length() -> None:
+    """Issue 42 item 4: the probe's batch is the notebook's total, 112 (28 a device x 4, cell 18's log), and
+    pairs are cut where the authors cut them, at the model's 512 (`truncation=True`, notebook cell 5)."""
+    for name in ("supcl_seq_views", "supcl_seq_glue"):
+        runs = load_study(name, "paper").grid_runs()
+        assert {run.settings.max_seq_length for run in runs} == {512}, name
+        probes = [s for run in runs for s in run.stages if getattr(s, "heads_only", False)]
+        assert probes and {s.batch_size for s in probes} == {112}, name
+        assert {r.settings.max_seq_length for r in load_study(name, "smoke").grid_runs()} == {64}
+
+
+def test_max_length_512_cuts_no_local_glue_pair_and_128_cuts_rte(data_dir: Path) -> None:
+    """What 128 would cut (the bert-base-uncased tokenizer, pairs encoded jointly): RTE 304 of 2490 train
+    pairs; 512 cuts none of the local tasks."""
+    from transformers import AutoTokenizer
+
+    from harness.data.glue import read_glue
+
+    tokenizer = AutoTokenizer.from_pretrained(data_dir / "tokenizers" / "bert-base-uncased")
+    for task, over_128 in (("RTE", 304), ("MRPC", 0), ("STS-B", 0), ("CoLA", 0)):
+        split = read_glue(data_dir, task, "train")
+        pairs = [split.first] if split.second is None else [split.first, split.second]
+        lengths = [len(ids) for ids in tokenizer(*map(list, pairs))["input_ids"]]
+        assert sum(n > 128 for n in lengths) == over_128 and max(lengths) <= 512, task
 
 
 def test_supcl_seq_table_3_self_supervised_baseline_is_simcses_architecture() -> None:

@@ -1,6 +1,6 @@
 """The model of `supcl_seq` (harness.methods.supcl_seq): the encoder and the sentiment head; stage 1 the
 supervised contrastive loss over the dropout views of each SST batch, stage 2 the linear probe on the
-frozen encoder."""
+frozen encoder, in batches of `classifier_batch_size` (the authors' notebook's 112; None: the run's)."""
 
 from __future__ import annotations
 
@@ -34,18 +34,21 @@ class SupCLSeqModel(TaskModel):
         return {"loss": cross_entropy(self.sentiment(features), labels)}
 
     def stages(self, config: Any, data: MultitaskData) -> list[Stage]:
-        def sst(rng: Any) -> list[list[int]]:
-            return [
-                step["sst"]
-                for step in schedule({"sst": len(data.sst_train)}, config.batch_size, "single", rng)
-            ]
-
         p = self.params
+
+        def batches(size: int) -> Any:
+            def sst(rng: Any) -> list[list[int]]:
+                return [step["sst"] for step in schedule({"sst": len(data.sst_train)}, size, "single", rng)]
+
+            return sst
+
+        sst = batches(config.batch_size)
+        probe = sst if p.classifier_batch_size is None else batches(p.classifier_batch_size)
         passes = ViewPasses(p, model_dropout(self.encoder))
         views = [lambda rows: self.views_loss(rows, data, passes)]
         return [
             Stage("supcon-views", sst, views, config.epochs, config.lr, config.max_steps,
                   scored=False),  # the classifier is still random: never the best
-            Stage("linear-probe", sst, [lambda rows: self.classifier_loss(rows, data)], p.classifier_epochs,
+            Stage("linear-probe", probe, [lambda rows: self.classifier_loss(rows, data)], p.classifier_epochs,
                   p.classifier_lr, config.max_steps, trainable=lambda: list(self.sentiment.parameters())),
         ]  # fmt: skip

@@ -15,8 +15,9 @@ Run defaults (`run_defaults`): the pooled [CLS] (footnote 2; SupCsTrainer.py:69 
 with Table 4's SST-2 row (lr 5e-5, batch 320; its caption: 5 epochs), weight decay 0.01 and no warm-up
 ratio (the authors' notebook examples/glue_bert_base.ipynb cell 10 warms up 50 steps, which have no
 ratio), the final model (no model selection is described). The probe as the notebook trains it (cell 16):
-lr 1e-3, 5 epochs; its head the classifier AutoModelForSequenceClassification puts on the pooler, dropout
-0.1 and one linear layer."""
+lr 1e-3, 5 epochs; batch 112, the notebook's total (28 per device on 4 devices, cell 18's log "Total train
+batch size ... = 112"; `classifier_batch_size`, None for the run's batch); its head the classifier
+AutoModelForSequenceClassification puts on the pooler, dropout 0.1 and one linear layer."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ from harness.registry import register_method
 class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
     classifier_epochs: int = Field(5, gt=0, description="the probe's epochs (the authors' notebook, cell 16)")
     classifier_lr: float = Field(1e-3, gt=0, description="the probe's lr (the authors' notebook, cell 16)")
+    classifier_batch_size: int | None = Field(
+        112, gt=0, description="the probe's batch (the notebook's total, cell 18); None: the run's batch"
+    )
 
 
 @register_method("supcl_seq")

@@ -43,6 +43,7 @@ EXPECTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # fmt: skip
             "keep_best": False,
             "classifier_epochs": 5,
             "classifier_lr": 1e-3,
+            "classifier_batch_size": 112,  # notebook cell 18: 28 a device x 4
             "temperature": 0.05,
             "normalize": True,
         },

@@ -92,3 +92,23 @@ def test_supcl_seq_defaults_follow_the_paper_and_the_authors_view_is_an_option(
         passes = ViewPasses(run.params, 0.1)
         method.views_loss([0, 1, 2, 3], multitask_data(data_dir), passes)
         assert seen == [*views, 0.1]  # one forward per view, then the model's own dropout again
+
+
+@pytest.mark.parametrize(("given", "probe"), [({}, 112), ({"classifier_batch_size": None}, 320)])
+def test_supcl_seq_probe_batch_is_the_notebooks_total(
+    tiny_bert: Path, data_dir: Path, given: dict, probe: int
+) -> None:
+    """Issue 42 item 4: the probe trains in batches of 112, the authors' notebook's total over 4 devices
+    (hooman650/SupCL-Seq@320440f examples/glue_bert_base.ipynb cell 18's log, 28 a device); None: the run's
+    batch."""
+    import random
+
+    from harness.data.cs224n import multitask_data
+    from harness.model.encoder import Encoder
+
+    run = resolve_run({"method": "supcl_seq", **given})
+    method = run.build(Encoder(str(tiny_bert), "cls", 32))
+    views, linear = method.stages(run.settings, multitask_data(data_dir))
+    assert run.settings.batch_size == 320  # Table 4's SST-2 row: stage 1's batch
+    assert {len(b) for b in views.make_batches(random.Random(0))[:-1]} == {320}
+    assert {len(b) for b in linear.make_batches(random.Random(0))[:-1]} == {probe}
