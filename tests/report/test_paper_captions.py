@@ -48,3 +48,28 @@ def test_the_same_setup_sentence_says_the_spread_is_read_as_run_to_run_variation
     note = same_setup_note({"baseline": {"Overall": 0.540}}, elsewhere, "Chen Table 2", 3)
     assert "Overall 0.540 (Chen Table 2); Overall 0.539 (Chen Table 3)" in note
     assert "noise floor" not in note and "does not say why the values differ (inferred" in note
+
+
+def test_phillips_table_1_test_column_is_shown_and_overall_is_credited_to_the_paper() -> None:
+    """Phillips Table 1 has a Test column (the supervised model) and "Overall Score (Test)" 0.663, the
+    plain mean of its three test scores: the report shows them beside the harness's dev scores, and its
+    Overall is not called the harness's addition."""
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    dev = _caption("contrastive_pretraining", "dev_scores")
+    assert "harness's addition" not in dev and '"Overall Score (Test)" 0.663' in dev
+    (test,) = [t for t in load_spec("contrastive_pretraining").tables if t.name == "test_scores"]
+    paper = test.reference["supervised"]
+    assert set(test.reference) == {"supervised"} and test.where == {"variant": "supervised"}
+    assert paper["Overall"] == round((paper["SST"] + paper["Paraphrase"] + paper["STS"]) / 3, 3) == 0.663
+    assert test.columns["Overall"] == "dev.overall"  # the same plain mean, on dev
+    assert "compares dev with test" in " ".join(test.caption.split())
+    frame = pd.DataFrame({"variant": ["finetune", "supervised"], "dev.sst.acc": [0.49, 0.5],
+                          "dev.quora.acc": [0.7, 0.74], "dev.sts.pearson": [0.6, 0.73],
+                          "dev.overall": [0.597, 0.657]})  # fmt: skip
+    latex = runs_latex(frame, test)
+    assert (
+        "finetune" not in latex and r"\quad Phillips Table 1 (test) & 0.509 & 0.743 & 0.738 & 0.663" in latex
+    )
