@@ -40,7 +40,12 @@ class RunConfig(BaseModel):
     lr_schedule: Literal["linear", "constant"] = Field(
         "linear", description="after warm-up: linear decay to 0 per stage, or constant (no schedule)"
     )
-    max_grad_norm: float = Field(1.0, ge=0, description="gradient clipping; 0 disables")
+    max_grad_norm: float = Field(
+        1.0,
+        ge=0,
+        description="gradient clipping to this global norm; 0 disables. 1.0 is the Hugging Face Trainer's "
+        "default; a method's paper default replaces it when unset (scl, sbert: 0; Liao's code does not clip)",
+    )
     eval_every: Annotated[int, Field(gt=0)] | Literal["epoch"] = Field(
         1000,
         description="dev evaluations every N steps of a stage, or at the end of each epoch ('epoch'); "

@@ -23,6 +23,10 @@ CS224N (the minBERT default project: Chen, David et al., Phillips):
   settings ... the parameters giving the best dev accuracy are saved"). Head dropout is not stated for
   these settings (5.3's "dropout probability of 0.3 at each linear layer" is the supervised settings' MLP
   heads): the harness's 0.1, as `unsup_strategies` runs.
+
+Gradient clipping is not stated by any of the three papers (and none published code): `max_grad_norm` 1.0
+is the harness's choice for all of them (the generic default, Hugging Face Trainer's; unchanged), named
+here so it is not a silent default; `max_grad_norm: 0` turns it off.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 
 CS224N_COMMON: dict[str, Any] = {
     "lr": 1e-5, "epochs": 10, "warmup_ratio": 0.0, "lr_schedule": "constant", "eval_every": "epoch",
+    "max_grad_norm": 1.0,  # not stated (Chen, David et al., Phillips): the harness's choice
 }  # fmt: skip
 
 MINBERT: dict[str, Any] = {
@@ -40,7 +45,8 @@ MINBERT: dict[str, Any] = {
 }  # fmt: skip
 MINBERT_SOURCE = (
     "David et al. 4.2.5 (lr, dropout), Fig. 2 (dev each epoch); Phillips 3.2, 4.3.1 (pooler, 10 epochs, "
-    "batch 8, Adam); keep_best not stated (harness: best dev kept, as the CS224N starter code)"
+    "batch 8, Adam); keep_best not stated (harness: best dev kept, as the CS224N starter code); "
+    "max_grad_norm not stated (harness 1.0)"
 )
 
 CHEN_STRATEGIES: dict[str, Any] = {
@@ -50,5 +56,6 @@ CHEN_STRATEGIES: dict[str, Any] = {
 }  # fmt: skip
 CHEN_SOURCE = (
     "Chen 4.1 ([CLS] state), 5.3 (lr 1e-5, batch 16, 10 epochs, dev each epoch, best kept), 7; "
-    "head_dropout not stated (harness 0.1; 5.3's 0.3 is the supervised heads')"
+    "head_dropout not stated (harness 0.1; 5.3's 0.3 is the supervised heads'); "
+    "max_grad_norm not stated (harness 1.0)"
 )

@@ -23,7 +23,9 @@ refused with it.
 Run defaults (`run_defaults`, also `sbert`'s) are Liao's: the 8-layer uncased BERT with hidden size 512
 (4.2; Danqi7/584-final@0e40add models.py:21 `google/bert_uncased_L-8_H-512_A-8`), mean pooling over the
 output tokens except [CLS] (3; models.py:44, :65: `mean_no_cls`), Adam lr 2e-5 with a linear schedule and
-10% warm-up, batch 64, 1 epoch (4.2), the final model evaluated (4.2: one epoch, no model selection).
+10% warm-up, batch 64, 1 epoch (4.2), the final model evaluated (4.2: one epoch, no model selection), no
+gradient clipping (`max_grad_norm: 0`; the paper does not say; the authors' loop steps right after
+`loss.backward()`, Danqi7/584-final@0e40add bert_sent_embed.py:143-145).
 """
 
 from __future__ import annotations
@@ -92,9 +94,12 @@ class SupervisedContrastiveNLI(Method):
     reads_nli = True
     run_defaults: ClassVar[dict[str, Any]] = {
         "model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5, "batch_size": 64,
-        "epochs": 1, "warmup_ratio": 0.1, "lr_schedule": "linear", "keep_best": False,
+        "epochs": 1, "warmup_ratio": 0.1, "lr_schedule": "linear", "keep_best": False, "max_grad_norm": 0.0,
     }  # fmt: skip
-    run_defaults_source = "Liao 3, 4.2; Danqi7/584-final@0e40add models.py:21, :44, :65"
+    run_defaults_source = (
+        "Liao 3, 4.2; Danqi7/584-final@0e40add models.py:21, :44, :65; "
+        "bert_sent_embed.py:143-145 (no gradient clipping)"
+    )
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> Sequence[NLIGroup]:

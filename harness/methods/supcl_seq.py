@@ -14,7 +14,10 @@ their fields are harness.model.dropout_views, shared with the `glue_supcon` stag
 Run defaults (`run_defaults`): the pooled [CLS] (footnote 2; SupCsTrainer.py:69 `pooler_output`), 5 epochs
 with Table 4's SST-2 row (lr 5e-5, batch 320; its caption: 5 epochs), weight decay 0.01 and no warm-up
 ratio (the authors' notebook examples/glue_bert_base.ipynb cell 10 warms up 50 steps, which have no
-ratio), the final model (no model selection is described). The probe as the notebook trains it (cell 16):
+ratio), gradients clipped to norm 1.0 (Appendix A: "implemented on top of the Huggingface's trainer";
+SupCsTrainer.py:23 subclasses it, overriding compute_loss, :50; the notebook's TrainingArguments, cells 10
+and 16, leave `max_grad_norm` at the Trainer's default 1.0), the final model (no model selection is
+described). The probe as the notebook trains it (cell 16):
 lr 1e-3, 5 epochs; batch 112, the notebook's total (28 per device on 4 devices, cell 18's log "Total train
 batch size ... = 112"; `classifier_batch_size`, None for the run's batch); its head the classifier
 AutoModelForSequenceClassification puts on the pooler, dropout 0.1 and one linear layer."""
@@ -45,11 +48,11 @@ class SupCLSeq(TaskMethod):
     model = "harness.method_models.supcl_seq:SupCLSeqModel"
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01,
-        "warmup_ratio": 0.0, "keep_best": False,
+        "warmup_ratio": 0.0, "keep_best": False, "max_grad_norm": 1.0,
     }  # fmt: skip
     run_defaults_source = (
         "SupCL-Seq footnote 2, Table 4 (SST-2); hooman650/SupCL-Seq@320440f src/SupCsTrainer.py:69, "
-        "examples/glue_bert_base.ipynb cells 10, 16"
+        "examples/glue_bert_base.ipynb cells 10, 16; max_grad_norm: the HF Trainer's default (Appendix A)"
     )
 
     @classmethod

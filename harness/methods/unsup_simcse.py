@@ -4,7 +4,10 @@ batch_size / max_steps.
 
 Run defaults are SimCSE's (princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20): the raw [CLS] state
 under the MLP (`--pooler_type cls`, the MLP in training only), 1 epoch, batch 64, lr 3e-5, max length 32,
-no warm-up (the Trainer's default)."""
+no warm-up (the Trainer's default), gradients clipped to norm 1.0 (the paper, appendix A: "We implement
+SimCSE with transformers package"; its Trainer's default `max_grad_norm` 1.0, transformers 4.2.1
+training_args.py:293, the version SimCSE pins in requirements.txt:1, applied in
+simcse/trainers.py:473-488)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ class UnsupSimCSE(Preset):
     groups = (ProjectionParams,)
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls_before_pooler", "epochs": 1, "batch_size": 64, "lr": 3e-5, "max_seq_length": 32,
-        "warmup_ratio": 0.0,
+        "warmup_ratio": 0.0, "max_grad_norm": 1.0,
     }  # fmt: skip
-    run_defaults_source = "princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20"
+    run_defaults_source = (
+        "princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20; max_grad_norm: the HF Trainer's default "
+        "(transformers 4.2.1 training_args.py:293; simcse/trainers.py:473-488)"
+    )

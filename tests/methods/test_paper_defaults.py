@@ -117,6 +117,34 @@ def test_every_method_that_trains_an_encoder_has_paper_defaults() -> None:
     assert set(EXPECTED) == set(METHODS.entries()) - without  # and this test checks its values
 
 
+# Issue 42 item 2: gradient clipping per source. Liao's loop steps right after backward (no clipping,
+# Danqi7/584-final@0e40add bert_sent_embed.py:143-145); SimCSE and SupCL-Seq train with the HF Trainer
+# (default max_grad_norm 1.0); the CS224N papers do not say (the harness's 1.0).
+CLIPPING = {"scl": 0.0, "sbert": 0.0, "unsup_simcse": 1.0, "sup_simcse": 1.0, "supcl_seq": 1.0,
+            "multitask": 1.0, "frozen": 1.0, "contrastive_first": 1.0, "supervised_first": 1.0,
+            "fusion": 1.0}  # fmt: skip
+
+
+@pytest.mark.parametrize("method", sorted(CLIPPING))
+def test_every_method_names_its_gradient_clipping_and_where_it_comes_from(method: str) -> None:
+    cls = METHODS.get(method)
+    assert cls.run_defaults["max_grad_norm"] == CLIPPING[method]
+    run = resolve_run({"method": method})
+    assert run.settings.max_grad_norm == CLIPPING[method]
+    assert "max_grad_norm" in run.method.run_defaults_source or "clipping" in run.method.run_defaults_source
+    changed = ("max_grad_norm", 0.0, 1.0) in run.paper_defaults  # printed and tagged only where it changes
+    assert changed == (CLIPPING[method] != RunConfig().max_grad_norm)
+    assert resolve_run({"method": method, "max_grad_norm": 0.5}).settings.max_grad_norm == 0.5  # study wins
+
+
+def test_liaos_no_clipping_is_printed_and_tagged_as_a_paper_default() -> None:
+    from harness.trial import paper_default_tags
+
+    tags = paper_default_tags(resolve_run({"method": "scl"}))
+    assert "max_grad_norm=0.0 (not 1.0)" in tags["paper_defaults"]
+    assert "bert_sent_embed.py:143-145" in tags["paper_defaults.source"]
+
+
 def test_frozen_runs_phillips_learning_rate_for_pretrained_weights_and_names_it() -> None:
     """Issue 42 item 5: the heads-only baseline's lr is Phillips 4.3.1's 1e-3, not the fine-tuning 1e-5."""
     run = resolve_run({"method": "frozen"})

@@ -119,3 +119,22 @@ def test_a_max_steps_beyond_the_epochs_is_said_once(capsys: pytest.CaptureFixtur
     ]
     assert stage_batches(Stage("x", lambda rng: [[0]] * 6, [], max_steps=4), seed=0)[1] == 4
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("max_grad_norm", "norm"), [(1.0, 1.0), (0.0, 20.0)])
+def test_max_grad_norm_clips_the_global_gradient_norm_and_0_leaves_it(
+    max_grad_norm: float, norm: float
+) -> None:
+    """Issue 42 item 2: `max_grad_norm` > 0 clips the gradient to that global norm before the step (the
+    HF Trainer's rule, SimCSE and SupCL-Seq); 0 steps on the raw gradient (Liao's loop)."""
+    from harness.train.loop import train_step
+
+    weight = nn.Parameter(torch.zeros(2))
+    loss = lambda batch: {"loss": weight @ torch.tensor([12.0, 16.0])}  # noqa: E731  (gradient norm 20)
+    optimizer = torch.optim.SGD([weight], lr=1.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    stage = Stage("a", lambda rng: [[0]], [loss])
+    train_step(stage, [0], [weight], optimizer, scheduler, None, Settings(max_grad_norm=max_grad_norm),
+               torch.device("cpu"), None)  # fmt: skip
+    assert float(weight.grad.norm()) == pytest.approx(norm, rel=1e-5)
+    assert weight.detach().tolist() == pytest.approx([-12.0 * norm / 20, -16.0 * norm / 20], rel=1e-5)
