@@ -52,11 +52,26 @@ def test_supcl_seq_glue_uses_table_4_per_task() -> None:
     table_4 = {"CoLA": (5e-5, 128, 5), "MRPC": (1e-4, 128, 5), "RTE": (1e-4, 48, 5), "STS-B": (1e-4, 64, 5),
                "SST-2": (5e-5, 320, 5), "WNLI": (1e-4, 320, 5), "QNLI": (5e-5, 48, 2), "QQP": (5e-5, 16, 1),
                "MNLI": (5e-5, 8, 3)}  # fmt: skip
-    for task, (lr, batch, epochs) in table_4.items():
-        run = runs[f"supcl_seq_{task}"]
+    for task, (lr, batch, epochs) in table_4.items():  # CoLA and RTE: their `_table_4` variants
+        run = runs.get(f"supcl_seq_{task}_table_4", runs[f"supcl_seq_{task}"])
         stage = list(run.stages)[0]
         assert (stage.glue_supcon, stage.lr, stage.batch_size, stage.epochs) == (task, lr, batch, epochs)
     assert runs["standard_RTE"].settings.lr == 2e-5 and runs["standard_RTE"].settings.epochs == 3
+
+
+def test_supcl_seq_glue_cola_and_rte_run_table_1s_rows_of_their_table_2_scores() -> None:
+    """Issue 42 item 1: Table 2's CoLA 61.2 and RTE 69.3 are Table 1's [0.0, ..., 0.4] / 800 and
+    [0.0, 0.1, 0.2] / 480 rows: supcl_seq_glue runs those rows' stages, as supcl_seq_views does."""
+    glue = {r.variant: r for r in load_study("supcl_seq_glue", "paper").grid_runs()}
+    views = {r.variant: r for r in load_study("supcl_seq_views", "paper").grid_runs()}
+    for ours, table_1 in (("supcl_seq_CoLA", "CoLA_5_views"), ("supcl_seq_RTE", "RTE_3_views")):
+        assert [s.model_dump() for s in glue[ours].stages] == [s.model_dump() for s in views[table_1].stages]
+        run_level = [
+            r.settings.model_dump(exclude={"batch_size", "epochs", "lr"})
+            for r in (glue[ours], views[table_1])
+        ]
+        assert run_level[0] == run_level[1]  # the stages set batch, epochs and lr
+    assert list(glue["supcl_seq_CoLA"].stages)[0].batch_size == 160
 
 
 def test_supcl_seq_studies_run_the_authors_loop_as_the_published_numbers_did() -> None:
