@@ -21,7 +21,12 @@ eq. 2, harness.losses.supcon) takes the B x N views, same label = positive.
   (BERT's 0.1, the notebook's `def_drop_out`).
 
 The code also scales the loss by tau / 0.07 (:211, :132): `base_temperature`. After each batch's passes
-the encoder's dropouts are set back to the model's own (what `authors_loop` carries over is kept aside)."""
+the encoder's dropouts are set back to the model's own (what `authors_loop` carries over is kept aside).
+
+A view's probability reaches every dropout of the encoder, attention's included, as the authors'
+`set_dropout_mf` sets it (SupCsTrainer.py:104-125: embeddings, attention probabilities, attention and
+feed-forward outputs): `Encoder.set_dropout` also sets the number transformers 4.x's SDPA attention reads
+(harness.model.encoder.DROPOUT_FLOATS; tests/model/test_encoder_dropout.py)."""
 
 from __future__ import annotations
 
