@@ -6,7 +6,9 @@ Run defaults are supervised SimCSE's (princeton-nlp/SimCSE@49fa580 run_sup_examp
 on 4 GPUs = the paper's batch 512): the raw [CLS] state under the MLP, 3 epochs, batch 512, lr 5e-5, max
 length 32, no warm-up, gradients clipped to norm 1.0 (the Trainer's default, as `unsup_simcse`). The MLP
 stays at test (`mlp_at_test`) by default when NLI is trained (SimCSE's supervised model, no
-`--mlp_only_train`); on Quora alone (Chen 4.1) it is thrown away."""
+`--mlp_only_train`); on Quora alone (Chen 4.1) it is thrown away. STS-B dev every 250 steps, the best
+checkpoint kept (appendix A; run_sup_example.sh:26-29 evaluates every 125: `eval_every: 125`), as
+`unsup_simcse`."""
 
 from __future__ import annotations
 
@@ -45,11 +47,12 @@ class SupSimCSE(Preset):
     }
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls_before_pooler", "epochs": 3, "batch_size": 512, "lr": 5e-5, "max_seq_length": 32,
-        "warmup_ratio": 0.0, "max_grad_norm": 1.0,
+        "warmup_ratio": 0.0, "max_grad_norm": 1.0, "eval_every": 250, "keep_best": True,
     }  # fmt: skip
     run_defaults_source = (
         "princeton-nlp/SimCSE@49fa580 run_sup_example.sh:22-32; max_grad_norm: the HF Trainer's default "
-        "(transformers 4.2.1 training_args.py:293; simcse/trainers.py:473-488)"
+        "(transformers 4.2.1 training_args.py:293; simcse/trainers.py:473-488); eval_every 250, best STS-B "
+        "dev kept: Gao et al. appendix A (the scripts: 125, run_sup_example.sh:26-29)"
     )
 
     @classmethod

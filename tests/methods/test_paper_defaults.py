@@ -145,6 +145,19 @@ def test_liaos_no_clipping_is_printed_and_tagged_as_a_paper_default() -> None:
     assert "bert_sent_embed.py:143-145" in tags["paper_defaults.source"]
 
 
+@pytest.mark.parametrize(("method", "script"), [("unsup_simcse", "run_unsup_example.sh:15-18"),
+                                                ("sup_simcse", "run_sup_example.sh:26-29")])  # fmt: skip
+def test_simcse_keeps_the_best_sts_b_dev_checkpoint_of_one_every_250_steps(method: str, script: str) -> None:
+    """Issue 42 item 3: SimCSE appendix A, "evaluate the model every 250 training steps on the development
+    set of STS-B and keep the best checkpoint" (both settings); the scripts' 125 is the option."""
+    run = resolve_run({"method": method})
+    assert (run.settings.eval_every, run.settings.keep_best) == (250, True)
+    assert ("eval_every", 250, RunConfig().eval_every) in run.paper_defaults  # printed and tagged
+    assert run.objective.metric_choices(run)[0] == "STSBenchmark.spearman"  # SimCSE's stsb_spearman
+    assert "appendix A" in run.method.run_defaults_source and script in run.method.run_defaults_source
+    assert resolve_run({"method": method, "eval_every": 125}).settings.eval_every == 125  # the scripts'
+
+
 def test_frozen_runs_phillips_learning_rate_for_pretrained_weights_and_names_it() -> None:
     """Issue 42 item 5: the heads-only baseline's lr is Phillips 4.3.1's 1e-3, not the fine-tuning 1e-5."""
     run = resolve_run({"method": "frozen"})
