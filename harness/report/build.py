@@ -6,12 +6,14 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import click
+import pandas as pd
 
 from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError
-from harness.report.collect import MissingColumns, varying_params
+from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings
 from harness.report.parts.base import PartContext
@@ -87,12 +89,19 @@ def write_study(
                 continue
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
+        except NoRunMatches as exc:
+            if profile_run != PAPER_PROFILE and _variants_elsewhere(exc.where, origin, frame):
+                unevaluated.append(part.name)  # rows of variants this profile leaves out (`only`)
+                notes.append(f"{part.name}: profile {profile_run} runs none of its rows ({exc.where}).")
+                continue
+            click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
+            notes.append(f"{part.name} not built: {exc}.")
         except HarnessError as exc:
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
     if unevaluated:
-        click.echo(f"{study}: {', '.join(unevaluated)} left out: profile {profile_run} does not evaluate "
-                   "their scores (--profile paper does)")  # fmt: skip
+        click.echo(f"{study}: {', '.join(unevaluated)} left out: profile {profile_run} does not run or "
+                   "evaluate what they show (--profile paper does)")  # fmt: skip
     findings = (
         StudyFindings.of(study, spec, frame, evidence, setting)
         if evidence
@@ -112,6 +121,21 @@ def write_study(
     body = "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
     title = escape_latex(spec.title)
     return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
+
+
+def _variants_elsewhere(where: dict[str, Any], study: str, frame: pd.DataFrame) -> bool:
+    """Whether a part's `where` names only variants the study declares and these runs did not run (the
+    profile's `only` left them out), so the part is empty for this profile, not wrong."""
+    from harness.study_spec import find_study_file, read_study
+
+    if set(where) != {"variant"} or "variant" not in frame.columns:
+        return False
+    wanted = where["variant"] if isinstance(where["variant"], list) else [where["variant"]]
+    try:
+        declared = set(read_study(find_study_file(study)).variants)
+    except HarnessError:
+        return False
+    return set(wanted) <= declared and not set(wanted) & set(frame["variant"].astype(str))
 
 
 def paper_metrics(study: str) -> set[str]:

@@ -37,6 +37,15 @@ class MissingColumns(HarnessError):
         self.missing = missing
 
 
+class NoRunMatches(HarnessError):
+    """No run has the params a part's `where` names: the running profile runs none of those rows (a smoke
+    profile's subset of the variants; harness.report.build says so), or the spec is wrong."""
+
+    def __init__(self, message: str, where: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.where = where
+
+
 def require_columns(frame: pd.DataFrame, columns: list[str], part: str) -> None:
     """One line when the runs lack a metric or parameter a report part names (`part`: "table x",
     "figure y"): every table and figure checks through here."""
@@ -61,7 +70,7 @@ def filter_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.Dat
         accepted = wanted if isinstance(wanted, list) else [wanted]
         keep &= frame[param].map(lambda value, ok=accepted: any(same_value(value, a) for a in ok))
     if not keep.any():
-        raise HarnessError(f"{name}: no run has {where}; fix 'where' in reports/<study>.yaml")
+        raise NoRunMatches(f"{name}: no run has {where}; fix 'where' in reports/<study>.yaml", where)
     return frame[keep].reset_index(drop=True)
 
 
