@@ -23,9 +23,11 @@ refused with it.
 Run defaults (`run_defaults`, also `sbert`'s) are Liao's: the 8-layer uncased BERT with hidden size 512
 (4.2; Danqi7/584-final@0e40add models.py:21 `google/bert_uncased_L-8_H-512_A-8`), mean pooling over the
 output tokens except [CLS] (3; models.py:44, :65: `mean_no_cls`), Adam lr 2e-5 with a linear schedule and
-10% warm-up, batch 64, 1 epoch (4.2), the final model evaluated (4.2: one epoch, no model selection), no
-gradient clipping (`max_grad_norm: 0`; the paper does not say; the authors' loop steps right after
-`loss.backward()`, Danqi7/584-final@0e40add bert_sent_embed.py:143-145).
+10% warm-up, batch 64, 1 epoch (4.2; the authors' code keeps the lr constant after the warm-up,
+bert_sent_embed.py:275-276 `get_constant_schedule_with_warmup`: `lr_schedule: constant`), the final model
+evaluated (4.2: one epoch, no model selection), no gradient clipping (`max_grad_norm: 0`; the paper does not
+say; the authors' loop steps right after `loss.backward()`, Danqi7/584-final@0e40add
+bert_sent_embed.py:143-145).
 """
 
 from __future__ import annotations
