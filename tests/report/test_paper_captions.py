@@ -73,3 +73,33 @@ def test_phillips_table_1_test_column_is_shown_and_overall_is_credited_to_the_pa
     assert (
         "finetune" not in latex and r"\quad Phillips Table 1 (test) & 0.509 & 0.743 & 0.738 & 0.663" in latex
     )
+
+
+def test_david_table_7_ten_epoch_supervised_cell_is_table_6s_no_head_model() -> None:
+    """David et al. Table 7's Supervised 0.550 at 10 epochs equals Table 6's "Sup. 10 Epoch-No Head", the
+    one 10-epoch SCL model the paper describes (cosine functions, 4.2.4): the study runs that model in the
+    cell, trained as david_ensemble_members' member, and the report puts the paper's value under it."""
+    from harness.report.parts.grid_table import GridTable
+    from harness.study_spec import load_study
+
+    def flat(study: str, variant: str, epochs: int | None = None) -> dict:
+        (run,) = [r for r in load_study(study, "paper").grid_runs() if r.flat()["variant"] == variant
+                  and (epochs is None or r.settings.epochs == epochs)]  # fmt: skip
+        out = run.flat()
+        out["stages"] = [{**stage, "epochs": stage.get("epochs", out["epochs"])} for stage in out["stages"]]
+        return {k: v for k, v in out.items() if k not in ("variant", "epochs")}
+
+    cell = flat("david_pretraining_epochs", "supervised_no_head", 10)
+    assert (cell["paraphrase_head"], cell["similarity_head"]) == ("plain_cosine", "cosine")
+    assert cell == flat("david_ensemble_members", "sup_10_epoch_no_head")
+    linear = flat("david_pretraining_epochs", "supervised", 3)
+    assert (linear["paraphrase_head"], linear["similarity_head"]) == ("linear", "linear")  # Table 5's 0.569
+    spec = load_spec("david_pretraining_epochs")
+    (grid,) = [t for t in spec.tables if isinstance(t, GridTable)]
+    assert grid.reference["10 Epochs"]["Supervised, no head"] == 0.550
+    assert (
+        "Supervised" not in grid.reference["10 Epochs"] and grid.reference["3 Epochs"]["Supervised"] == 0.569
+    )
+    (claim,) = [c for c in spec.claims if c.id == "supervised_3_epochs_beat_10"]
+    assert claim.worse == {"variant": "supervised_no_head", "epochs": 10}
+    assert "one model (inferred" in " ".join(grid.caption.split())
