@@ -26,7 +26,8 @@ CS224N (the minBERT default project: Chen, David et al., Phillips):
 
 Gradient clipping is not stated by any of the three papers (and none published code): `max_grad_norm` 1.0
 is the harness's choice for all of them (the generic default, Hugging Face Trainer's; unchanged), named
-here so it is not a silent default; `max_grad_norm: 0` turns it off.
+here so it is not a silent default; `max_grad_norm: 0` turns it off, as the CS224N starter code's loop
+(gpoesia/minbert-default-final-project@7ac8260 `multitask_classifier.py:165-166`: no clipping).
 """
 
 from __future__ import annotations
