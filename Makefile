@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export MLFLOW_DISABLE_TELEMETRY ?= true
 
-.PHONY: setup demo test lint ui clean postgres
+.PHONY: setup demo test lint ui clean postgres mutants
 
 setup: $(DEV)
 
@@ -62,6 +62,11 @@ postgres:
 	   (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql-15 >/dev/null 2>&1)) || \
 	  echo "note: postgresql-15 could not be installed; the PostgreSQL tests will be skipped"; \
 	else echo "note: no PostgreSQL server binaries and no apt-get as root; the PostgreSQL tests will be skipped"; fi
+
+# Mutation testing of the scoring path (mutation/mutants.yaml; not part of `test`): each declared mutant
+# alone, against the tests of its module; prints the score and every survivor (docs/mutation.md).
+mutants: $(DEV)
+	$(BIN)/python -m mutation.run
 
 lint: setup
 	$(BIN)/ruff format --check .

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import pearsonr, spearmanr
 
 from harness.data.senteval import STSPairs
 from harness.evaluate.items import collected
@@ -36,6 +36,22 @@ def test_all_mean_and_wmean_by_hand() -> None:
     # pooled: predicted ranks 1..5, gold ranks 2,1,3,4,5 -> 1 - 6 * 2 / (5 * 24) = 0.9
     assert scores["spearman"] == pytest.approx(90.0)
     assert scores["n"] == 5
+
+
+def test_pearson_and_spearman_differ_on_monotone_non_linear_data() -> None:
+    """Gold scores a convex function of the cosines: every rank agrees (Spearman 100) but the relation
+    is not linear (Pearson below 100), so swapping one correlation for the other, or reporting one under
+    both names, fails here; each is scipy's on the same pairs x 100, per subset and pooled."""
+    cosines = [0.05, 0.1, 0.2, 0.4, 0.7, 0.95]
+    gold = [math.exp(6 * c) for c in cosines]
+    pairs, emb = subset("convex", cosines, gold)
+    scores = score_task([pairs], emb)
+    expected_pearson = 100 * pearsonr(cosines, gold).statistic
+    assert scores["spearman"] == pytest.approx(100.0)
+    assert scores["pearson"] == pytest.approx(expected_pearson, abs=1e-9)
+    assert scores["pearson"] < 95.0  # far enough from Spearman that neither can pass for the other
+    assert scores["subsets"]["convex"]["pearson"] == pytest.approx(expected_pearson, abs=1e-9)
+    assert scores["subsets"]["convex"]["spearman"] == pytest.approx(100.0)
 
 
 def test_cosine_is_scale_free() -> None:
