@@ -26,5 +26,17 @@ def test_encode_gives_each_distinct_sentence_its_own_embedding(tiny_bert: Path) 
     np.testing.assert_allclose(out["e f"], alone, atol=1e-5)
 
 
+def test_each_embedding_goes_to_its_own_sentence_across_length_sorted_batches(tiny_bert: Path) -> None:
+    """The longest sentence comes last alphabetically, so its batch runs in another order than the
+    sentences' own; every sentence still gets the embedding it has when encoded alone (eval mode)."""
+    encoder = Encoder(str(tiny_bert), "mean", 32)
+    sentences = ["a", "b c", "z y x w"]
+    out = encode(encoder, sentences, batch_size=2)
+    with torch.inference_mode():
+        for sentence in sentences:
+            alone = encoder.eval()(encoder.tokenize([sentence]))[0].numpy()
+            np.testing.assert_allclose(out[sentence], alone, atol=1e-5)
+
+
 def test_encode_of_nothing_is_empty(tiny_bert: Path) -> None:
     assert encode(Encoder(str(tiny_bert), "mean", 32), []) == {}

@@ -69,6 +69,17 @@ def test_aggregates_keep_their_declared_members() -> None:
     assert "STS12-16.wmean" not in flat_metrics(wmean)
 
 
+def test_transfer_avg_is_the_mean_test_accuracy_and_counts_are_not_logged() -> None:
+    """transfer.avg: the mean of the eight tasks' test `acc` (SentEval's reported column, SimCSE Table
+    2's Avg.), not their dev accuracies; an item count `n` is no score and is not logged."""
+    members = aggregates()["transfer.avg"].members
+    results = {name: {"acc": 80.0 + i, "devacc": 50.0, "n": 1000} for i, name in enumerate(members)}
+    flat = flat_metrics(results)
+    assert len(members) == 8 and flat["transfer.avg"] == pytest.approx(83.5)
+    assert flat["MR.acc"] == 80.0 and flat["MR.devacc"] == 50.0
+    assert not [name for name in flat if name.endswith(".n")]
+
+
 def test_task_names_are_checked() -> None:
     assert resolve_tasks(None, "sts")[0] == "STS12"
     assert "AlignUniform" in resolve_tasks(None, "full")

@@ -54,6 +54,17 @@ def test_pearson_and_spearman_differ_on_monotone_non_linear_data() -> None:
     assert scores["subsets"]["convex"]["spearman"] == pytest.approx(100.0)
 
 
+def test_each_task_reads_its_test_split(data_dir: Path) -> None:
+    """SimCSE's and SentEval's STS-B and SICK-R scores are on the test splits (1,379 and 4,927 pairs;
+    Cer et al. 2017, Marelli et al. 2014); `STSBenchmark-dev` is the 1,500-pair dev split."""
+    sizes = {
+        task: [len(s) for s in load_sts_task(data_dir, task)] for task in ("STSBenchmark", "SICKRelatedness")
+    }
+    assert sizes == {"STSBenchmark": [1379], "SICKRelatedness": [4927]}
+    assert [len(s) for s in load_sts_task(data_dir, "STSBenchmark", split="dev")] == [1500]
+    assert [len(s) for s in load_sts_task(data_dir, "SICKRelatedness", split="dev")] == [500]
+
+
 def test_cosine_is_scale_free() -> None:
     a = np.array([[1.0, 0.0], [3.0, 4.0]])
     b = np.array([[2.0, 0.0], [-3.0, -4.0]])

@@ -56,6 +56,8 @@ def test_counts_are_resamples_with_replacement_and_reproducible() -> None:
     assert counts.shape == (500, 120) and (counts.sum(axis=1) == 120).all()
     # each item is drawn Binomial(n, 1/n) times: mean 1, variance (1 - 1/n)
     assert counts.mean() == pytest.approx(1.0)
+    per_item = counts.mean(axis=0)  # every item, the first and last included, drawn about once a resample
+    assert per_item.min() > 0.8 and per_item.max() < 1.2
     assert counts.astype(float).var() == pytest.approx(1 - 1 / 120, rel=0.05)
     assert np.array_equal(Resampler(500, seed=9).counts("STS12/MSRpar", 120), counts)
     assert not np.array_equal(resampler.counts("STS12/OnWN", 120), counts)  # strata drawn apart
