@@ -285,3 +285,35 @@ def test_gradients_reach_the_trainable_parameters_only() -> None:
     last = _weights(model)
     assert all(torch.equal(last[k], after[k]) for k in ("0.weight", "0.bias"))
     assert all(not torch.equal(last[k], after[k]) for k in ("2.weight", "2.bias"))
+
+
+def test_a_tie_keeps_the_first_best_evaluation() -> None:
+    """The best checkpoint moves only on a strictly higher dev score: the earlier of two equal ones."""
+    torch.manual_seed(0)
+    model = nn.Linear(2, 1)
+    scores = iter([2.0, 2.0, 1.0])
+    outcome = train(model, [_stage("a", 3, model, True)], Settings(), torch.device("cpu"), None,
+                    lambda: next(scores), on_metrics=lambda step, m: None, on_dev=lambda step, s: None,
+                    progress=False)  # fmt: skip
+    assert (outcome.best_dev, outcome.best_step) == (2.0, 1)
+
+
+def test_each_epoch_is_shuffled_with_its_own_seed() -> None:
+    """Epoch e's batches come from random.Random(seed + e): a new order every epoch, the same on every
+    run."""
+    import random
+
+    from harness.train.loop import stage_batches
+
+    def shuffled(rng: random.Random) -> list[int]:
+        order = list(range(8))
+        rng.shuffle(order)
+        return order
+
+    stage = Stage("a", shuffled, [], epochs=3)
+    batches, total, per_epoch = stage_batches(stage, seed=5)
+    seen = list(batches)
+    assert (total, per_epoch) == (24, 8)
+    epochs = [seen[i * 8 : (i + 1) * 8] for i in range(3)]
+    assert epochs == [shuffled(random.Random(5 + e)) for e in range(3)]
+    assert epochs[0] != epochs[1] != epochs[2]
