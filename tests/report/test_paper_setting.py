@@ -74,3 +74,27 @@ def test_figure_labels_are_words() -> None:
     assert in_words("STS12-16.wmean") == "STS12-16 mean of the weighted-mean Spearman x 100"
     assert in_words("dev.STSBenchmark.spearman") == "dev STS-B Spearman x 100"
     assert in_words("train.loss") == "training loss"
+
+
+def test_numbers_match_by_value_and_the_learning_rate_is_part_of_the_setting() -> None:
+    """A run logs its params as text: 0.00002 and 2e-05 are one learning rate; another lr is another
+    setting, named in the differences."""
+    paper_lr = float(_paper_frame()["lr"].iloc[0])
+    assert paper_setting("lambda_tau_sweep", _paper_frame(lr=f"{paper_lr:.8f}")).matches
+    setting = paper_setting("lambda_tau_sweep", _paper_frame(lr="0.001"))
+    assert not setting.matches and setting.differences.startswith("lr 0.001 (paper: ")
+
+
+def test_each_run_is_held_against_its_own_variants_paper_setting() -> None:
+    """David et al.'s lr variants (Table 8) each have their paper's lr: a run of variant lr_2e-5 at 2e-5
+    is at the paper's setting, one at the default variant's 1e-5 is not."""
+    from harness.study_spec import load_study
+
+    runs = {run.variant: run.flat() for run in load_study("david_ucl_hyperparameters", "paper").grid_runs()}
+    rows = [{k: str(v) for k, v in runs[variant].items()} for variant in ("default", "lr_2e-5")]
+    assert paper_setting("david_ucl_hyperparameters", pd.DataFrame(rows)).matches
+    rows[1]["lr"] = rows[0]["lr"]
+    assert (
+        "lr 1e-05 (paper: 1e-05, 2e-05)"
+        in paper_setting("david_ucl_hyperparameters", pd.DataFrame(rows)).differences
+    )
