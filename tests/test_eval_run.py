@@ -75,6 +75,30 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
         Path(tracker.client.download_artifacts(runs[0].info.run_id, ARTIFACT, str(tmp_path / "d")))
     )
     assert stored.equals(record)
+    _check_stsb_apart_from_the_scoring(tiny_bert, settings, data["STSBenchmark"], record)
+
+
+def _check_stsb_apart_from_the_scoring(model: Path, settings: dict, scores: dict, record: object) -> None:
+    """Issue 43: STS-B's scores worked out apart from harness's scoring: the test file read here, each
+    pair's torch cosine of the model's embeddings (same pooling and length), scipy's Spearman and Pearson
+    of those cosines against the gold scores x 100; the record's predictions are those cosines and its
+    gold those scores, so a record and a score both off (dot products, not cosines) fail."""
+    import torch.nn.functional as F
+    from scipy.stats import pearsonr, spearmanr
+
+    path = Path(settings["data_dir"]) / "senteval" / "STS" / "STSBenchmark" / "sts-test.csv"
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    gold = np.array([float(row[4]) for row in rows])
+    encode = SentenceEncoder(Encoder(str(model), settings["pooler"], settings["max_length"]).eval())
+    vectors = encode(sorted({row[i] for row in rows for i in (5, 6)}))
+    first, second = (torch.from_numpy(np.stack([vectors[row[i]] for row in rows])) for i in (5, 6))
+    cosines = F.cosine_similarity(first.double(), second.double(), dim=-1).numpy()
+    assert scores["n"] == len(gold) == 1379
+    assert scores["spearman"] == pytest.approx(100 * spearmanr(cosines, gold).statistic, abs=1e-4)
+    assert scores["pearson"] == pytest.approx(100 * pearsonr(cosines, gold).statistic, abs=1e-4)
+    stsb = record[record.task == "STSBenchmark"]  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(stsb.gold.to_numpy(), gold)
+    np.testing.assert_allclose(stsb.prediction.to_numpy(), cosines, atol=1e-5)
 
 
 def test_malformed_data_writes_no_json_and_no_run(tiny_bert: Path, tmp_path: Path, data_dir: Path) -> None:

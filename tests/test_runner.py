@@ -24,6 +24,7 @@ from harness.study_spec import load_study
 from harness.tracking import Tracker
 from tests.helpers import child_runs, tiny_study
 from tests.launcher import Launched, launch
+from tests.report.drawn import capture_figures
 
 STS_METRICS = [
     "STS12.spearman",
@@ -37,7 +38,9 @@ STS_METRICS = [
 
 
 @pytest.mark.slow
-def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path) -> None:
+def test_two_trial_study_is_tracked_and_reported(
+    tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     study = load_study(
         tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9], "tau": [0.5]}, final_tasks=None)
     )
@@ -72,6 +75,7 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
         assert {"config.yaml", "results.json", ARTIFACT} <= artifacts
         _check_items(tracker, child, metrics, tmp_path / child.info.run_id)
 
+    drawn = capture_figures(monkeypatch)
     folder, _ = build_report("lambda_tau_sweep", None, str(tmp_path / "build"), None, pdf=False)
     grid = (folder / "grid_sts_avg.tex").read_text()
     table = (folder / "sts_results.tex").read_text()
@@ -86,6 +90,14 @@ def test_two_trial_study_is_tracked_and_reported(tmp_path: Path, tiny_bert: Path
     best = max(metrics_of(c)["STS12-16.wmean"] for c in children)
     assert f"\\textbf{{{best:.2f}}}" in grid
     assert (folder / "heatmap_sts_avg.png").stat().st_size > 1000
+    # the heatmap draws each trial's STS12-16.wmean in its cell: lambda down (0.1, 0.9), tau across (0.5)
+    ax = drawn["heatmap_sts_avg.png"].axes[0]
+    by_lambda = {float(c.data.params["lambda"]): metrics_of(c)["STS12-16.wmean"] for c in children}
+    np.testing.assert_allclose(ax.images[0].get_array(), [[by_lambda[0.1]], [by_lambda[0.9]]], rtol=1e-12)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0.1", "0.9"] and ax.get_ylabel() == "λ"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.5"] and ax.get_xlabel() == "τ"
+    (outline,) = ax.patches  # the better trial's cell
+    assert outline.get_xy() == (-0.5, (0 if by_lambda[0.1] > by_lambda[0.9] else 1) - 0.5)
     assert not list((tmp_path / "build").glob(".*"))  # no staging leftovers
 
 

@@ -60,7 +60,11 @@ def test_the_item_record_gives_back_every_glue_score(task: str) -> None:
         assert recomputed[name] == pytest.approx(value, abs=1e-9), name
 
 
-def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: Path) -> None:
+def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: Path, data_dir: Path) -> None:
+    """Five steps on RTE, then the final dev predictions read back from MLflow: their record gives back
+    the logged scores, its gold values are RTE's dev labels as the dev file lists them (read here, apart
+    from harness: a record or a score of another split, or of shuffled labels, fails), and the logged
+    accuracy is 100 x the share of predictions equal to those labels."""
     stages = [
         {"glue": "RTE", "max_steps": 3},
         {"glue": "RTE", "heads_only": True, "max_steps": 2, "lr": 1e-3},
@@ -80,3 +84,9 @@ def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: P
     assert set(record.task) == {"RTE"} and record.item.tolist() == list(range(len(results["predictions"])))
     assert record.prediction.tolist() == results["predictions"]
     assert point_scores(record) == {f"dev.{name}": value for name, value in results["scores"].items()}
+    lines = (data_dir / "glue" / "RTE" / "dev.tsv").read_text(encoding="utf-8").splitlines()
+    labels = [line.split("\t")[-1] for line in lines[1:] if line.strip()]
+    gold = np.array([["entailment", "not_entailment"].index(label) for label in labels])
+    assert len(gold) == 277 and record.gold.tolist() == gold.tolist()
+    predicted = np.array(results["predictions"])
+    assert metrics_of(run)["dev.RTE.acc"] == pytest.approx(100 * np.mean(predicted == gold), abs=1e-9)

@@ -55,6 +55,55 @@ def test_a_dev_score_the_objective_lacks_is_refused(fields: dict, message: str) 
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+class _BagOfWords:
+    """A stand-in encoder: a sentence's vector is the sum of a fixed random vector per word, so sentences
+    sharing words are close, and longer sentences have longer vectors (a dot product is not a cosine)."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.rng, self.words = np.random.default_rng(0), {}
+
+    def vector(self, sentence: str):  # noqa: ANN201
+        import numpy as np
+
+        for word in sentence.split():
+            self.words.setdefault(word, self.rng.standard_normal(16))
+        return np.sum([self.words[w] for w in sentence.split()], axis=0).astype(np.float32)
+
+    def __call__(self, sentences: list[str]) -> dict:
+        return {s: self.vector(s) for s in sentences}
+
+
+def test_the_sts_dev_score_is_spearman_of_cosines_on_the_stsb_dev_split(data_dir: Path) -> None:
+    """Issue 43: the `sts` objective's dev score, worked out apart from harness: the STS-B dev file read
+    here (score in column 5, sentences in 6-7), the cosine of each pair's two vectors, and scipy's Spearman
+    (Pearson for `objective_metric: STSBenchmark.pearson`) against the gold scores x 100. A dev score from
+    the test split, from unnormalised dot products, or with Spearman and Pearson swapped fails."""
+    import numpy as np
+    from scipy.stats import pearsonr, spearmanr
+
+    from harness.objectives.sts import STSObjective
+
+    rows = [line.split("\t") for line in (data_dir / "senteval/STS/STSBenchmark/sts-dev.csv").read_text(
+        encoding="utf-8").splitlines() if line.strip()]  # fmt: skip
+    gold = np.array([float(row[4]) for row in rows])
+    encode = _BagOfWords()
+    first, second = (np.stack([encode.vector(row[i]).astype(np.float64) for row in rows]) for i in (5, 6))
+    cosines = (first * second).sum(1) / np.linalg.norm(first, axis=1) / np.linalg.norm(second, axis=1)
+    expected = {"STSBenchmark.spearman": 100 * spearmanr(cosines, gold).statistic,
+                "STSBenchmark.pearson": 100 * pearsonr(cosines, gold).statistic}  # fmt: skip
+    assert len(gold) == 1500 and 10 < expected["STSBenchmark.spearman"] < 90  # word overlap correlates
+    run = resolve_run({"method": "scl"})
+    objective = STSObjective(None, run, None, data_dir, encode, None)
+    assert objective.dev_scores() == pytest.approx(expected, abs=1e-4)  # float32 vectors
+    assert objective.dev() == pytest.approx(expected["STSBenchmark.spearman"], abs=1e-4)
+    assert objective.dev_metric == "dev.STSBenchmark.spearman"
+    chosen = resolve_run({"method": "scl", "objective_metric": "STSBenchmark.pearson"})
+    pearson = STSObjective(None, chosen, None, data_dir, encode, None)
+    assert pearson.dev() == pytest.approx(expected["STSBenchmark.pearson"], abs=1e-4)
+
+
 def test_an_unknown_objective_suggests_the_closest() -> None:
     with pytest.raises(HarnessError, match="unknown objective 'multitsk'; did you mean multitask"):
         OBJECTIVES.get("multitsk")

@@ -19,6 +19,7 @@ from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, write_items
 from harness.stats.resample import Resampler
 from harness.tracking import Tracker
+from tests.report.drawn import capture_figures
 from tests.stats.records import sts_record
 
 SUBSETS = {"STS12": [300, 200], "STS13": [250], "STS14": [300], "STS15": [250], "STS16": [200]}
@@ -224,7 +225,12 @@ def test_plan_seeds_with_one_seed_gives_the_items_floor(tmp_path: Path, reports_
                for line in lines)  # fmt: skip
 
 
-def test_line_points_carry_their_intervals(tmp_path: Path, reports_dir: Path) -> None:
+def test_line_points_carry_their_intervals(
+    tmp_path: Path, reports_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each lambda's point carries the 95% interval over both seeds' items; the line is drawn through the
+    seeds' mean at each lambda, each error bar spans exactly that point's interval (low below, high
+    above), and the title says the bars are intervals."""
     from harness.report.evidence import Evidence
     from harness.report.figures import curve, line_frame
     from harness.report.parts.line import Line
@@ -240,8 +246,22 @@ def test_line_points_carry_their_intervals(tmp_path: Path, reports_dir: Path) ->
     runs = list(frame[frame["lambda"] == 0.5].sort_values("seed").run_id)
     expected = interval(evidence.resampled(runs, ["STS12-16.wmean"])["STS12-16.wmean"])
     assert (half.low.iloc[0], half.high.iloc[0]) == expected and len(half) == 2  # both seeds, one interval
+    drawn = capture_figures(monkeypatch)
     curve(points, spec, tmp_path / "line.png")
     assert (tmp_path / "line.png").stat().st_size > 1000
+    ax = drawn["line.png"].axes[0]
+    means = frame.groupby("lambda")["STS12-16.wmean"].mean()
+    (container,) = ax.containers
+    caps = set(container.lines[1])
+    (line,) = [drawn_line for drawn_line in ax.get_lines() if drawn_line not in caps]
+    assert list(line.get_xdata()) == [0.1, 0.5, 0.51]
+    np.testing.assert_allclose(line.get_ydata(), means.to_numpy(), rtol=1e-12)
+    ends = points.groupby("x")[["low", "high"]].first()
+    assert ((ends.low <= means.to_numpy()) & (means.to_numpy() <= ends.high)).all()  # so no bar is clipped
+    (bars,) = container.lines[2]
+    drawn_ends = [(segment[0, 0], segment[0, 1], segment[1, 1]) for segment in bars.get_segments()]
+    np.testing.assert_allclose(drawn_ends, [(x, row.low, row.high) for x, row in ends.iterrows()], rtol=1e-12)
+    assert ax.get_xlabel() == "λ" and ax.get_title().endswith("(bars: 95% intervals)")
 
 
 def test_a_bad_claim_or_a_missing_baseline_degrades_to_a_note(tmp_path: Path, reports_dir: Path) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from harness.report.tables import escape_latex
+from tests.report.drawn import capture_figures, tick_labels
 
 
 def test_every_latex_special_is_escaped_once() -> None:
@@ -41,7 +43,10 @@ def test_runs_table_averages_seeds_and_prints_the_papers_numbers_with_the_differ
     assert r"baseline & 0.400 & \textbf{0.510} \\" in lines
 
 
-def test_curve_points_follow_epochs_and_average_seeds(tmp_path) -> None:  # noqa: ANN001
+def test_curve_points_follow_epochs_and_average_seeds(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The curve draws one line per label at the epochs, through the mean of its runs (x: 0.6 and 0.7
+    of runs a and b, not their max or min), the min-max band where a label has several runs, and its
+    axes name epoch and the metric."""
     import pandas as pd
 
     from harness.report.figures import curve, curve_frame
@@ -55,8 +60,20 @@ def test_curve_points_follow_epochs_and_average_seeds(tmp_path) -> None:  # noqa
     assert sorted(points[points.label == "x"].x.unique()) == [1, 2]  # step 25 is no epoch end
     means = points.groupby(["label", "x"])["value"].mean()
     assert means[("x", 2)] == pytest.approx(0.7) and means[("y", 1)] == pytest.approx(0.1)
+    drawn = capture_figures(monkeypatch)
     curve(points, spec, tmp_path / "fig.png")
     assert (tmp_path / "fig.png").stat().st_size > 1000
+    ax = drawn["fig.png"].axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines) == ["x", "y"]  # one line per label, in the runs' order
+    assert list(lines["x"].get_xdata()) == [1, 2] and list(lines["y"].get_xdata()) == [1, 2]
+    np.testing.assert_allclose(lines["x"].get_ydata(), [0.6, 0.7])  # the mean of a and b per epoch
+    np.testing.assert_allclose(lines["y"].get_ydata(), [0.1, 0.2])
+    (band,) = ax.collections  # x's min-max spread only: y has one run
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert min(ys) == pytest.approx(0.5) and max(ys) == pytest.approx(0.8)
+    assert ax.get_xlabel() == "epoch" and ax.get_ylabel() == "dev overall score"
+    assert tick_labels(ax.get_legend().get_texts()) == ["x", "y"]
 
 
 def _table(**fields: object):  # noqa: ANN202
@@ -119,8 +136,12 @@ def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
     assert _cells(runs_latex(frame, renamed))[1] == rows[1][:0] + ["single task", *rows[1][1:]]
 
 
-def test_bar_change_is_the_mean_difference_over_pairs(tmp_path) -> None:  # noqa: ANN001
+def test_bar_change_is_the_mean_difference_over_pairs(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """`change`: one bar, the mean of after - before over the pairs, its error bar their sample std; without
+    it, one bar per label in each group (column), as tall as the label's mean over its runs, with the std
+    as its error bar, and the groups named on the x axis."""
     import pandas as pd
+    from matplotlib.container import BarContainer
 
     from harness.report.figures import bar, bar_frame
     from harness.report.parts.bar import Bar
@@ -132,11 +153,33 @@ def test_bar_change_is_the_mean_difference_over_pairs(tmp_path) -> None:  # noqa
     assert mean.iloc[0]["STS"] == pytest.approx(-0.1) and std.iloc[0]["STS"] == pytest.approx(
         0.1414, abs=1e-4
     )
+    drawn = capture_figures(monkeypatch)
     bar(mean, std, spec, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 1000
+    ax = drawn["f.png"].axes[0]
+    (bars,) = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert [b.get_height() for b in bars] == [pytest.approx(-0.1)] and bars.get_label() == "mean change (n=2)"
+    (whisker,) = bars.errorbar.lines[2]
+    np.testing.assert_allclose(whisker.get_segments()[0][:, 1], [-0.1 - 0.14142, -0.1 + 0.14142], atol=1e-5)
+    assert tick_labels(ax.get_xticklabels()) == ["STS"]
+
+    frame = pd.DataFrame({"variant": ["a", "a", "b"], "sts": [0.5, 0.7, 0.2], "sst": [0.4, 0.4, 0.9]})
+    spec = Bar(name="g", kind="bar", label="{variant}", columns={"STS": "sts", "SST": "sst"})
+    bar(*bar_frame(frame, spec), spec, tmp_path / "g.png")
+    ax = drawn["g.png"].axes[0]
+    a, b = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert (a.get_label(), b.get_label()) == ("a", "b")
+    np.testing.assert_allclose([r.get_height() for r in a], [0.6, 0.4])  # a's mean in STS, then in SST
+    np.testing.assert_allclose([r.get_height() for r in b], [0.2, 0.9])
+    centres = [[r.get_x() + r.get_width() / 2 for r in bars] for bars in (a, b)]
+    np.testing.assert_allclose(centres, [[-0.2, 0.8], [0.2, 1.2]])  # a left of b in each group
+    spread = [segment[:, 1] for segment in a.errorbar.lines[2][0].get_segments()]
+    np.testing.assert_allclose(spread[0], [0.6 - 0.14142, 0.6 + 0.14142], atol=1e-5)  # std of 0.5, 0.7
+    assert tick_labels(ax.get_xticklabels()) == ["STS", "SST"]
 
 
-def test_line_draws_a_metric_against_a_param(tmp_path) -> None:  # noqa: ANN001
+def test_line_draws_a_metric_against_a_param(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The `where`'s runs only, one line for tau 1: the metric's values at each lambda, λ on the x axis."""
     import pandas as pd
 
     from harness.report.figures import curve, line_frame
@@ -146,8 +189,14 @@ def test_line_draws_a_metric_against_a_param(tmp_path) -> None:  # noqa: ANN001
     spec = Line(name="l", kind="line", x="lambda", metric="m", label="tau {tau}", where={"tau": 1})
     points = line_frame(frame, spec)
     assert list(points["value"]) == [1.0, 2.0] and set(points["label"]) == {"tau 1.0"}
+    drawn = capture_figures(monkeypatch)
     curve(points, spec, tmp_path / "l.png")
     assert (tmp_path / "l.png").stat().st_size > 1000
+    ax = drawn["l.png"].axes[0]
+    (line,) = ax.get_lines()
+    assert list(line.get_xdata()) == [0.1, 0.5] and list(line.get_ydata()) == [1.0, 2.0]
+    assert line.get_label() == "tau 1.0" and ax.get_xlabel() == "λ" and ax.get_ylabel() == "m"
+    assert not ax.collections  # one run per point: no spread band
 
 
 def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> None:
@@ -169,6 +218,58 @@ def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> No
     assert rows[2][1] == "0.590" and rows[3][1] == "+0.003"
     assert rows[4] == ["Only Linear", "0.577", "0.562"]
     assert rows[5] == ["Difference", "0.016", "0.026"]
+
+
+def _seeded_grid():  # noqa: ANN202
+    """Three seeds in each lambda x tau cell, spread unevenly: each cell's mean (62, 70; 53, 68) differs
+    from its max, min, median, first and last run, and the best mean (70) is not in the cell with the
+    best run (84)."""
+    import pandas as pd
+
+    scores = {(0.1, 0.1): [60.0, 61.0, 65.0], (0.1, 1.0): [70.0, 70.0, 70.0],
+              (0.5, 0.1): [50.0, 52.0, 57.0], (0.5, 1.0): [60.0, 60.0, 84.0]}  # fmt: skip
+    rows = [{"lambda": lam, "tau": tau, "seed": seed, "STS12-16.wmean": value}
+            for (lam, tau), values in scores.items() for seed, value in enumerate(values, 1)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_a_grid_cell_is_the_mean_of_its_runs() -> None:
+    """Issue 43: a grid cell over several runs (seeds) shows their mean, sample std and n, and the bold
+    best cell is the best mean, so an aggregation other than the mean (max, min, first, median) fails."""
+    from harness.report.parts.grid_table import GridTable
+    from harness.report.tables import grid_frame, grid_latex
+
+    frame = _seeded_grid()
+    spec = GridTable(name="g", kind="grid", rows="lambda", columns="tau", metric="STS12-16.wmean")
+    rows = _cells(grid_latex(frame, spec))
+    assert rows[0] == [r"$\lambda$ \textbackslash{} $\tau$", "0.1", "1"]
+    assert rows[1] == ["0.1 ($n=3$)", r"62.00 $\pm$ 2.65", r"\textbf{70.00 $\pm$ 0.00}"]
+    assert rows[2] == ["0.5 ($n=3$)", r"53.00 $\pm$ 3.61", r"68.00 $\pm$ 13.86"]
+    grid = grid_frame(frame, "lambda", "tau", "STS12-16.wmean", "g")
+    assert grid.to_numpy().tolist() == [[62.0, 70.0], [53.0, 68.0]]
+
+
+def test_the_heatmap_draws_the_grid_of_means_rows_down_columns_across(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The heatmap's image is the grid of cell means with lambda down (rows) and tau across (columns), as
+    its tick labels and axis names say; each cell is printed with its mean, the best mean is outlined,
+    and the title and colour bar name the metric."""
+    from harness.report.figures import heatmap
+    from harness.report.parts.heatmap import Heatmap
+
+    spec = Heatmap(name="h", kind="heatmap", rows="lambda", columns="tau", metric="STS12-16.wmean")
+    drawn = capture_figures(monkeypatch)
+    heatmap(_seeded_grid(), spec, tmp_path / "h.png")
+    assert (tmp_path / "h.png").stat().st_size > 1000
+    ax, bar = drawn["h.png"].axes
+    np.testing.assert_array_equal(ax.images[0].get_array(), [[62.0, 70.0], [53.0, 68.0]])
+    assert tick_labels(ax.get_xticklabels()) == ["0.1", "1"] and ax.get_xlabel() == "τ"
+    assert tick_labels(ax.get_yticklabels()) == ["0.1", "0.5"] and ax.get_ylabel() == "λ"
+    printed = [(t.get_position(), t.get_text()) for t in ax.texts]  # at (column, row)
+    assert printed == [((0, 0), "62.00"), ((1, 0), "70.00"), ((0, 1), "53.00"), ((1, 1), "68.00")]
+    (outline,) = ax.patches
+    assert outline.get_xy() == (0.5, -0.5)  # row 0.1, column 1: the best mean, 70
+    words = "STS12-16 mean of the weighted-mean Spearman x 100"
+    assert ax.get_title().replace("\n", " ") == words and bar.get_ylabel().replace("\n", " ") == words
 
 
 def test_a_wide_table_is_scaled_to_the_text_width() -> None:
