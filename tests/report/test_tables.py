@@ -122,6 +122,36 @@ def test_derived_columns_and_rows_and_the_transposed_layout() -> None:
     assert transposed[4][0] == "B"
 
 
+def test_a_derived_row_is_never_bold_and_a_derived_mean_needs_every_part() -> None:
+    """A difference row larger than every run's mean stays unbolded (it is no model); a derived mean of
+    a row missing one of its parts is "--", not the mean of the others (a mean over fewer columns is
+    not the paper's)."""
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    frame = pd.DataFrame({"variant": ["cos", "lin"], "a": [0.6, -0.3], "b": [0.2, None]})
+    spec = _table(label="{variant}", columns={"A": "a", "B": "b"}, rows=["cos", "lin"],
+                  derived_columns={"Mean": {"op": "mean", "of": ["A", "B"]}},
+                  derived_rows={"Difference": {"op": "difference", "of": ["cos", "lin"]}})  # fmt: skip
+    rows = _cells(runs_latex(frame, spec))
+    assert rows[1] == ["cos", r"\textbf{0.60}", r"\textbf{0.20}", r"\textbf{0.40}"]
+    assert rows[2] == ["lin", "-0.30", "--", "--"]
+    assert rows[3] == ["Difference", "0.90", "--", "--"]
+
+
+def test_n_counts_the_runs_of_the_best_covered_metric() -> None:
+    """Two runs share a label, one scored on both tasks, one on CoLA only: the row is n = 2 (its CoLA
+    mean of two runs, with their spread), RTE that row's one value."""
+    import pandas as pd
+
+    from harness.report.tables import runs_latex
+
+    frame = pd.DataFrame({"views": ["0.1"] * 2, "cola": [60.0, 62.0], "rte": [65.0, None]})
+    rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
+    assert rows[1][:2] == ["0.1 ($n=2$)", r"\textbf{61.00 $\pm$ 1.41}"]
+
+
 def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
     import pandas as pd
 

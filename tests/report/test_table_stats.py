@@ -1,0 +1,60 @@
+"""A table's statistics (harness.report.table_stats) from given resamples: Holm's correction over the
+table's comparisons decides the daggers, a derived difference row is resampled as a - b, runs go in
+seed order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from harness.report.evidence import Evidence
+from harness.report.parts.base import Derived
+from harness.report.table_stats import derived_vector, seed_sorted, table_stats
+from harness.stats.compare import interval
+from harness.stats.resample import Resampler
+
+B = 1000
+
+
+def evidence(values: dict[str, np.ndarray]) -> Evidence:
+    """Evidence whose runs' resamples of metric `m` are `values` (one run per cell: items only)."""
+    known = Evidence(tracker=None, resampler=Resampler(B, seed=1))  # type: ignore[arg-type]
+    known._runs.update({run: {"m": vector} for run, vector in values.items()})
+    return known
+
+
+def below_zero(count: int) -> np.ndarray:
+    """B differences, `count` of them below 0: a two-sided bootstrap p of 2 * count / B."""
+    return np.where(np.arange(B) < count, -1.0, 1.0)
+
+
+def test_daggers_follow_holms_correction_over_the_tables_comparisons() -> None:
+    """Three rows against the baseline. x at p = 0.03 is below 0.05 but not below 0.05 / 3, Holm's first
+    threshold: no dagger (an uncorrected test would give one). At p = 0.01 it passes Holm's first step."""
+    symmetric = np.where(np.arange(B) % 2 == 0, -1.0, 1.0)  # p = 1
+    for count, dagger in ((15, False), (5, True)):
+        runs = {"base": np.zeros(B), "x": below_zero(count), "y": symmetric, "z": symmetric}
+        cells = {(label, "A"): ([label], "m") for label in runs}
+        stats = table_stats(evidence(runs), cells, lambda *a: None, list(cells), "base", {})
+        assert stats.comparisons == 3
+        assert stats.daggers == ({("x", "A")} if dagger else set())
+
+
+def test_a_derived_difference_row_is_resampled_as_a_minus_b() -> None:
+    rng = np.random.default_rng(0)
+    runs = {"cos": rng.normal(3.0, 0.5, B), "lin": rng.normal(0.0, 0.5, B)}
+    cells = {(label, "A"): ([label], "m") for label in runs}
+
+    class Spec:
+        derived_rows = {"Difference": Derived(op="difference", of=["cos", "lin"])}
+
+    shown = [*cells, ("Difference", "A")]
+    stats = table_stats(evidence(runs), cells, derived_vector(Spec()), shown, None, {})
+    assert stats.intervals[("Difference", "A")] == interval(runs["cos"] - runs["lin"])
+    assert stats.intervals[("Difference", "A")][0] > 0  # cos - lin is positive; lin - cos would not be
+
+
+def test_runs_go_in_seed_order() -> None:
+    """Rows pair by seed: every row's runs in the same (seed) order whatever order MLflow returned."""
+    frame = pd.DataFrame({"run_id": ["c", "a", "b"], "seed": [3, 1, 2]})
+    assert list(seed_sorted(frame).run_id) == ["a", "b", "c"]
