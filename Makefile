@@ -66,7 +66,7 @@ postgres:
 # Mutation testing of the scoring path (mutation/mutants.yaml; not part of `test`): each declared mutant
 # alone, against the tests of its module; prints the score and every survivor (docs/mutation.md).
 mutants: $(DEV)
-	$(BIN)/python -m mutation.run
+	$(BIN)/python -m mutation.run $(MUTANTS_ARGS)
 
 lint: setup
 	$(BIN)/ruff format --check .

@@ -16,8 +16,7 @@ from harness.evaluate.transfer import Probe, inner_kfold, kfold_then_test, sente
 @pytest.fixture(autouse=True)
 def one_thread() -> Iterator[None]:
     """Every test here on one BLAS thread (as `evaluate_transfer` fits) and one torch thread: these small
-    fits are faster so, and their time does not grow with other processes on the machine's cores
-    (measured on 2 busy cores: the file 13.6 s so, 47-152 s on the default threads)."""
+    fits are faster so, and their time does not grow with other processes on the machine's cores."""
     import torch
 
     from harness.evaluate.transfer import one_blas_thread
@@ -609,6 +608,41 @@ def test_the_pytorch_probe_keeps_its_best_round(monkeypatch: pytest.MonkeyPatch)
     for name, value in fitted.model.state_dict().items():
         assert (value == rounds[best][1][name]).all()
     assert fitted.score(x_dev, y_dev) == accuracies[best]
+
+
+def test_the_pytorch_probe_settings_are_senteval_s_two_configs() -> None:
+    """SentEval's README (facebookresearch/SentEval@5d6dc11, "classifier" parameters): prototyping
+    {'optim': 'rmsprop', 'batch_size': 128, 'tenacity': 3, 'epoch_size': 2}, default {'optim': 'adam',
+    'batch_size': 64, 'tenacity': 5, 'epoch_size': 4}; max_epoch 200 (classifier.py's default)."""
+    from harness.evaluate.torch_probe import CONFIGS, TorchProbeConfig
+
+    senteval = {
+        "pytorch": TorchProbeConfig(optim="rmsprop", batch_size=128, tenacity=3, epoch_size=2, max_epoch=200),
+        "pytorch_adam": TorchProbeConfig(
+            optim="adam", batch_size=64, tenacity=5, epoch_size=4, max_epoch=200
+        ),
+    }
+    assert senteval == CONFIGS
+
+
+def test_max_epoch_counts_passes_not_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SentEval's loop runs while nepoch <= max_epoch, each round adding epoch_size passes: with
+    max_epoch 4 and epoch_size 2, rounds start at passes 0, 2 and 4 (three rounds, six passes), whatever
+    the dev accuracy does (tenacity high enough never to stop it)."""
+    from harness.evaluate.torch_probe import TorchLogisticRegression, TorchProbeConfig
+
+    rounds = []
+    train_round = TorchLogisticRegression._train_round
+
+    def counted(self: TorchLogisticRegression, features: object, labels: object) -> None:
+        rounds.append(1)
+        train_round(self, features, labels)
+
+    monkeypatch.setattr(TorchLogisticRegression, "_train_round", counted)
+    x, y = separable(60, 2, 3)
+    config = TorchProbeConfig(tenacity=100, epoch_size=2, max_epoch=4)
+    TorchLogisticRegression(16, 2, 1e-4, config).fit(x, y, (x, y))
+    assert len(rounds) == 3
 
 
 def test_senteval_order_counts_whitespace_tokens_keeps_ties_and_sorts_pairs_by_both_sides() -> None:

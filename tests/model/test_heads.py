@@ -78,3 +78,13 @@ def test_plain_cosine_paraphrase_and_linear_similarity_heads_by_hand() -> None:
     w, b = heads.sts_out.weight, heads.sts_out.bias
     assert torch.allclose(heads.similarity_score(u, v), torch.cat([u, v], dim=-1) @ w[0] + b, atol=1e-6)
     assert [name for name, _ in heads.named_parameters()] == ["sts_out.weight", "sts_out.bias"]
+
+
+def test_the_linear_paraphrase_head_is_w_dot_u_v_plus_b_by_hand() -> None:
+    """`linear` paraphrase head without hidden layers: the logit is w . [u, v] + b over both sentences
+    (Phillips 3.2); a head reading one sentence twice would give another logit."""
+    torch.manual_seed(0)
+    heads = PairHeads(8, "linear", pair_layers=0).eval()
+    u, v = torch.randn(4, 8), torch.randn(4, 8)
+    w, b = heads.para_out.weight, heads.para_out.bias
+    assert torch.allclose(heads.paraphrase_logit(u, v), torch.cat([u, v], dim=-1) @ w[0] + b, atol=1e-6)

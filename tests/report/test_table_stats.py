@@ -11,16 +11,12 @@ from harness.report.evidence import Evidence
 from harness.report.parts.base import Derived
 from harness.report.table_stats import derived_vector, seed_sorted, table_stats
 from harness.stats.compare import interval
-from harness.stats.resample import Resampler
-
-B = 1000
+from tests.report.known_resamples import B, known_evidence
 
 
 def evidence(values: dict[str, np.ndarray]) -> Evidence:
     """Evidence whose runs' resamples of metric `m` are `values` (one run per cell: items only)."""
-    known = Evidence(tracker=None, resampler=Resampler(B, seed=1))  # type: ignore[arg-type]
-    known._runs.update({run: {"m": vector} for run, vector in values.items()})
-    return known
+    return known_evidence(values, "m")
 
 
 def below_zero(count: int) -> np.ndarray:

@@ -130,3 +130,18 @@ def test_constant_predictions_have_no_interval_and_no_verdict() -> None:
     assert np.isnan(values).all() and np.isnan(interval(values)).all()
     difference = Difference.of(float("nan"), values - 50.0)
     assert np.isnan(difference.p) and judge([difference])[0] == ["inconclusive"]
+
+
+def test_glue_scores_are_scikit_learns_on_the_record() -> None:
+    """A GLUE dev record (protocol `glue`): CoLA's MCC and MRPC's F1 of class 1 x 100 equal
+    scikit-learn's on the same predictions; each task's accuracy its share correct."""
+    from sklearn.metrics import f1_score, matthews_corrcoef
+
+    rng = np.random.default_rng(4)
+    gold = rng.integers(0, 2, 300)
+    predicted = np.where(rng.random(300) < 0.7, gold, 1 - gold)
+    record = concat_items([item_rows(task, "glue", predicted, gold) for task in ("CoLA", "MRPC")])
+    scores = point_scores(record)
+    assert scores["dev.CoLA.mcc"] == pytest.approx(100 * matthews_corrcoef(gold, predicted))
+    assert scores["dev.MRPC.f1"] == pytest.approx(100 * f1_score(gold, predicted))
+    assert scores["dev.CoLA.acc"] == pytest.approx(100 * np.mean(predicted == gold))
