@@ -6,25 +6,13 @@ learns and reaches only the trainable parameters. The lr schedule: test_loop_sch
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 
 import pytest
 import torch
 from torch import nn
 
 from harness.train.loop import Stage, train
-
-
-@dataclass
-class Settings:
-    seed: int = 0
-    weight_decay: float = 0.0
-    warmup_ratio: float = 0.0
-    lr_schedule: str = "linear"
-    max_grad_norm: float = 1.0
-    log_every: int = 1
-    eval_every: int = 1
-    keep_best: bool = True
+from tests.train.loop_settings import Settings
 
 
 def _stage(name: str, steps: int, model: nn.Module, scored: bool) -> Stage:

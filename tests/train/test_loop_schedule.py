@@ -5,7 +5,6 @@ stage's updates are its batches times its `updates` (Chen's fusion steps twice p
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 import torch
@@ -13,18 +12,9 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from harness.train.loop import Stage, train
+from tests.train.loop_settings import Settings
 
-
-@dataclass
-class Settings:
-    seed: int = 0
-    weight_decay: float = 0.0
-    warmup_ratio: float = 0.25
-    lr_schedule: str = "linear"
-    max_grad_norm: float = 1.0
-    log_every: int = 1
-    eval_every: int = 1
-    keep_best: bool = True
+WARMUP = 0.25  # of a stage's updates
 
 
 @pytest.fixture
@@ -62,7 +52,8 @@ def _run(batches: int, update_names: list[str], schedule: str) -> tuple[list[str
         if "train.lr" in m:
             logged.append(float(m["train.lr"]))
 
-    train(model, [stage], Settings(lr_schedule=schedule), torch.device("cpu"), None, lambda: 0.0,
+    settings = Settings(warmup_ratio=WARMUP, lr_schedule=schedule)
+    train(model, [stage], settings, torch.device("cpu"), None, lambda: 0.0,
           on_metrics=metrics, on_dev=lambda s, v: None, progress=False)  # fmt: skip
     return ran, logged
 
@@ -115,7 +106,7 @@ def test_each_stage_has_its_own_schedule(applied_lrs: list) -> None:
         Stage("a", lambda rng: [[0]] * 4, [loss], lr=0.1),
         Stage("b", lambda rng: [[0]] * 8, [loss], lr=0.2),
     ]
-    train(model, stages, Settings(), torch.device("cpu"), None, lambda: 0.0, on_metrics=lambda s, m: None,
-          on_dev=lambda s, v: None, progress=False)  # fmt: skip
+    train(model, stages, Settings(warmup_ratio=WARMUP), torch.device("cpu"), None, lambda: 0.0,
+          on_metrics=lambda s, m: None, on_dev=lambda s, v: None, progress=False)  # fmt: skip
     first = [0.0, 1.0, 2 / 3, 1 / 3]  # 4 updates: warmup int(0.25 * 4) = 1, decay over the other 3
     assert applied_lrs == pytest.approx([0.1 * f for f in first] + [0.2 * f for f in LINEAR_8], abs=1e-12)
