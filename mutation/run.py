@@ -200,8 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make mutants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=max(1, min(4, os.cpu_count() or 1)),
                         help="mutants tested at once (default: the cores, at most 4)")  # fmt: skip
-    parser.add_argument("--only", default="",
-                        help="only mutants whose module or bug contains this text (or one of a comma list)")  # fmt: skip
+    parser.add_argument("--only", default="", help="only those whose module or bug names one of these: a,b")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--json", type=Path, help="also write every outcome to this file")
     args = parser.parse_args(argv)
