@@ -6,7 +6,7 @@ well, never choosing a precision that is slower than fp32:
 - CUDA: bf16 where the GPU supports it (Ampere and later), else fp16 (with a GradScaler in training).
 - CPU with native bf16 (x86 flags `avx512_bf16` or `amx_bf16`): bf16 autocast.
 - CPU without it (AVX2-only x86, AVX-512 parts before Cooper Lake, most laptops): fp32. bf16 autocast is
-  emulated there and measured 5-30x slower than fp32 (issue 7: all-MiniLM-L6-v2 forward, AMD EPYC AVX2).
+  emulated there, 5-30x slower than fp32 (all-MiniLM-L6-v2 forward).
 - CPU whose flags cannot be read (no /proc/cpuinfo, non-x86): a sub-second matmul micro-benchmark of both
   dtypes decides, cached per machine under `.harness/machine/`.
 - Anything else (MPS, XPU, ...): fp32.

@@ -5,8 +5,8 @@ multiplies 2 * (4 d^2 + 2 d f) in its matrices (Q, K, V and the output projectio
 matrices) and 4 L d in attention (the scores Q K^T and their weighted sum of V over L keys); backward costs
 twice the forward (Kaplan et al. 2020, sec. 2.1; Chowdhery et al. 2022, app. B), so a training step costs
 3 x its forward. Embedding look-ups, layer norms, softmax and the pooled loss are left out, as MFU counts
-them (Chowdhery et al. 2022, app. B). MFU = these FLOPs per second / the device's dense bf16 peak (issue 25
-asks for the bf16 peak also where a run computes in fp32).
+them (Chowdhery et al. 2022, app. B). MFU = these FLOPs per second / the device's dense bf16 peak (the bf16
+peak also where a run computes in fp32: one yardstick for every run).
 """
 
 from __future__ import annotations

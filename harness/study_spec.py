@@ -69,7 +69,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def check_plain_name(kind: str, name: str) -> None:
-    """Names that become folders, MLflow experiments and Optuna study names (issue 26 item 5): letters,
+    """Names that become folders, MLflow experiments and Optuna study names: letters,
     digits, `_`, `-` and `.`, but not `.` or `..` alone (a path out of the folder it names)."""
     if not PLAIN_NAME.fullmatch(name) or set(name) == {"."}:
         raise ValueError(

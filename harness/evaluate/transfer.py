@@ -225,8 +225,8 @@ def evaluate_transfer(
     scikit-learn's fits run on one BLAS thread (threadpoolctl). SentEval leaves the thread count to the
     machine, and OpenBLAS's threaded kernels sum in another order, which lbfgs (stopped at 100 iterations
     on several tasks) turns into other scores: on the same embeddings MRPC acc 57.45 with 2 threads, 57.39
-    with 1. One thread makes a score independent of the machine's cores, and these small fits faster: TREC
-    25.2 -> 6.2 s, MRPC 32.9 -> 3.7 s on a 2-core AMD EPYC (bench/probe_threads.py)."""
+    with 1. One thread makes a score independent of the machine's cores, and these small fits faster
+    (bench/probe_threads.py)."""
     ordered = {name: senteval_order(part) for name, part in splits.items()}
     parts = {name: (features(part, embeddings), part.labels) for name, part in ordered.items()}
     with one_blas_thread() if probe.torch is None else contextlib.nullcontext():

@@ -9,7 +9,7 @@ SimCSE with transformers package"; its Trainer's default `max_grad_norm` 1.0, tr
 training_args.py:293, the version SimCSE pins in requirements.txt:1, applied in
 simcse/trainers.py:473-488).
 
-Checkpoint rule (issue 42 item 3): the paper, appendix A: "evaluate the model every 250 training steps on
+Checkpoint rule: the paper, appendix A: "evaluate the model every 250 training steps on
 the development set of STS-B and keep the best checkpoint for the final evaluation on test sets. We do the
 same for the unsupervised SimCSE": `eval_every: 250`, `keep_best: true`, scored by STS-B dev Spearman (the
 `sts` objective's default dev score, SimCSE's `stsb_spearman`, simcse/trainers.py:131, :157-174, :532).

@@ -5,7 +5,7 @@ suite (26,289 distinct sentences), every dev pass the same STS-B dev set. `Token
 few sentence lists' ids per tokenizer (its files, class, truncation and max length), so a study
 tokenizes its evaluation sets once, not once per trial and pass. `pad` builds the padded tensors in
 numpy, equal to `tokenizer.pad(..., padding=True, return_tensors="pt")` (tests/model/test_tokens.py) at
-a fraction of its cost (12 ms -> <1 ms a batch of 128).
+a fraction of its cost.
 """
 
 from __future__ import annotations
