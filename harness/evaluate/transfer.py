@@ -244,9 +244,6 @@ def one_blas_thread() -> contextlib.AbstractContextManager:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-CLASSIFIERS = ("sklearn", *CONFIGS)
-
-
 def probe_for(classifier: str, device: str = "cpu") -> Probe:
     """`sklearn` (SentEval's `usepytorch=False`), `pytorch` (SentEval's PyTorch logistic regression with
     its prototyping settings, Liao's) or `pytorch_adam` (its default settings), the PyTorch ones on

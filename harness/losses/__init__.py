@@ -4,11 +4,10 @@ from harness.losses.info_nce import info_nce
 from harness.losses.nli_supcon import nli_supervised_contrastive, parse_selection
 from harness.losses.paired import paired_info_nce
 from harness.losses.supcon import supcon
-from harness.losses.task import binary_cross_entropy, cosine_mse, cross_entropy, mse
+from harness.losses.task import binary_cross_entropy, cross_entropy, mse
 
 __all__ = [
     "binary_cross_entropy",
-    "cosine_mse",
     "cross_entropy",
     "info_nce",
     "mse",

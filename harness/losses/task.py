@@ -16,11 +16,6 @@ def mse(predicted: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
     return F.mse_loss(predicted.float(), gold.float())
 
 
-def cosine_mse(u: torch.Tensor, v: torch.Tensor, gold: torch.Tensor, scale: float = 5.0) -> torch.Tensor:
-    """Mean of (cos(u, v) - gold / scale)^2: SBERT's CosineSimilarityLoss (Reimers and Gurevych, 2019)."""
-    return F.mse_loss(F.cosine_similarity(u.float(), v.float(), dim=-1), gold.float() / scale)
-
-
 def binary_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean of -[y log sigmoid(z) + (1 - y) log(1 - sigmoid(z))] (Quora paraphrase as one logit)."""
     return F.binary_cross_entropy_with_logits(logits.float(), targets.float())

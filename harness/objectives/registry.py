@@ -88,10 +88,6 @@ class Objective:
         `train_set.<name>` at each evaluation. None by default."""
         return {}
 
-    def dev(self) -> float:
-        """The dev score (`dev_metric`) of the current weights."""
-        return self.dev_scores()[self.metric]
-
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """(MLflow metrics, the JSON-able results) of the final weights; sets `final_items`."""
         raise NotImplementedError

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from harness.report.parts.grid_table import GridTable
     from harness.report.parts.runs_table import RunsTable
 
-BOLD = "textbf:--rwrap;"  # Styler: wrap the best value in \textbf{}
 GREEK = {"lambda": r"$\lambda$", "tau": r"$\tau$"}  # params printed as the papers print them
 
 

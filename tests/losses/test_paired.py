@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from harness.losses import binary_cross_entropy, cosine_mse, cross_entropy, mse, paired_info_nce
+from harness.losses import binary_cross_entropy, cross_entropy, mse, paired_info_nce
 
 
 def test_paired_info_nce_by_hand() -> None:
@@ -43,8 +43,6 @@ def test_paired_info_nce_divides_by_the_temperature() -> None:
 
 def test_task_losses() -> None:
     assert float(mse(torch.tensor([1.0, 3.0]), torch.tensor([0.0, 1.0]))) == pytest.approx(2.5)
-    u, v = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 2.0]])
-    assert float(cosine_mse(u, v, torch.tensor([5.0]))) == pytest.approx(1.0)
     logits = torch.tensor([[0.0, math.log(3.0)]])
     assert float(cross_entropy(logits, torch.tensor([1]))) == pytest.approx(-math.log(0.75))
     # sigmoid(log 3) = 0.75: target 1 costs -log 0.75, target 0 costs -log 0.25; mean of the two
