@@ -332,7 +332,7 @@ def _study_outcome(
     click.echo(f"study {resolved.optuna_name}: {done_count(opt)} of {resolved.n_trials} trial(s) complete")
     if best is not None:
         run = resolved.resolve(best.params)
-        metric = run.settings.objective_metric or run.objective.metric_choices(run)[0]
+        metric = run.objective.chosen_metric(run)
         label = _trial_label(best.params)
         if "seed" in resolved.search:
             seeds = ", ".join(str(s) for s in best.seeds)

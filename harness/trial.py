@@ -6,7 +6,6 @@ import contextlib
 import json
 import math
 import os
-import random
 import socket
 import tempfile
 import traceback
@@ -14,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import optuna
 import torch
 import yaml
@@ -33,7 +31,7 @@ from harness.run_spec import ResolvedRun
 from harness.signals import stop_reason
 from harness.stage_cache_use import cached_stages, record_cache_use
 from harness.tracking import LoggedRun, Tracker, git_commit, tracking_outage
-from harness.train.loop import train
+from harness.train.loop import reseed, train
 
 
 @dataclass
@@ -60,12 +58,6 @@ def paper_default_tags(run_spec: ResolvedRun) -> dict[str, str]:
         return {}
     return {"paper_defaults": run_spec.paper_defaults_note(),
             "paper_defaults.source": run_spec.method.run_defaults_source or run_spec.method.name}  # fmt: skip
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def run_trial(
@@ -162,7 +154,7 @@ def _train_and_evaluate(
     number: int = 0,
 ) -> float:
     config = run_spec.settings
-    seed_everything(config.seed)
+    reseed(config.seed)
     device = pick_device(config.device)
     amp_dtype = DTYPES[resolve_precision(device, config.precision)]
     encoder = (

@@ -46,7 +46,12 @@ class Objective:
     ) -> None:
         self.model, self.run, self.data, self.data_dir = model, run, data, data_dir
         self.encode, self.final_encode = encode, final_encode
-        self.metric = run.settings.objective_metric or self.metric_choices(run)[0]
+        self.metric = self.chosen_metric(run)
+
+    @classmethod
+    def chosen_metric(cls, run: ResolvedRun) -> str:
+        """The dev score the run selects on: its `objective_metric`, else the objective's default."""
+        return run.settings.objective_metric or cls.metric_choices(run)[0]
 
     @classmethod
     def metric_choices(cls, run: ResolvedRun) -> tuple[str, ...]:
