@@ -60,7 +60,7 @@ class Mutant:
 
 @dataclass
 class Outcome:
-    mutant: Mutant | None
+    mutant: Mutant
     killed: bool
     seconds: float
     detail: str = ""  # the failing test, or "timeout"
@@ -136,11 +136,13 @@ def run_tests(copy: Path, tests: tuple[str, ...], threads: int, limit: float | N
         return False, "timeout"
     lines = done.stdout.strip().splitlines()
     failed = [line.removeprefix("FAILED ") for line in lines if line.startswith("FAILED")]
-    return done.returncode == 0, (failed or lines or [f"exit {done.returncode}"])[-1 if not failed else 0]
+    if failed:
+        return False, failed[0]
+    return done.returncode == 0, lines[-1] if lines else f"exit {done.returncode}"
 
 
 def in_parallel(copies: list[Path], work: list, run) -> Iterator:  # noqa: ANN001
-    """`run(copy, item)` for each item, each copy used by one call at a time; results as they finish."""
+    """`run(copy, item)` for each item, each copy used by one call at a time; results in `work`'s order."""
     free: queue.Queue[Path] = queue.Queue()
     for copy in copies:
         free.put(copy)
