@@ -5,11 +5,16 @@ Inside `sigterm_as_interrupt()` a SIGTERM raises `Terminated` (a KeyboardInterru
 the same clean stop runs as for Ctrl-C: the running trial's MLflow run ends KILLED with the reason, its
 Optuna trial is marked interrupted (run again on resume, or queued again at once on a database storage),
 the parent run ends KILLED with its `outcome` tag, and the command exits 143 (128 + 15; Ctrl-C: 130).
-A second SIGTERM or Ctrl-C during that clean-up ends the process at once (the default action)."""
+A second SIGTERM or Ctrl-C during that clean-up ends the process at once (the default action).
+
+Inside `signals_held()` (a journal write: harness.journal) Ctrl-C and SIGTERM wait until the block ends and
+then act as they would have: code that cannot survive an exception half-way (a lock taken, a line written)
+is never interrupted in the middle."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -51,3 +56,33 @@ def sigterm_as_interrupt() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGTERM, saved[0])
         signal.signal(signal.SIGINT, saved[1])
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM received while the block runs are acted on when it ends, by the handler that was
+    in place (KeyboardInterrupt, Terminated, or the default action); the first one received counts.
+    Python runs signal handlers in the main thread only, so other threads need no hold."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[tuple[int, FrameType | None]] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        received.append((signum, frame))
+
+    saved = {signum: signal.signal(signum, hold) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        if received:
+            _act_on(*received[0], saved[received[0][0]])
+
+
+def _act_on(signum: int, frame: FrameType | None, handler: object) -> None:
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL:
+        os.kill(os.getpid(), signum)

@@ -14,11 +14,11 @@ from typing import Any
 
 import optuna
 from optuna.storages import BaseStorage, JournalStorage
-from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
 from harness.derived import CONFIG, changes_between
 from harness.errors import HarnessError, mask_password
+from harness.journal import SteadyJournalBackend
 from harness.optuna_access import storage_of, study_id, trial_id
 from harness.places import check_journal, default_storage, with_driver
 from harness.processes import worker_alive
@@ -63,7 +63,7 @@ def open_storage(
             else:
                 reason += "; check that the database server runs and the URL's host, port, database and user"
             raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None
-    return JournalStorage(JournalFileBackend(str(check_journal(spec, create))))
+    return JournalStorage(SteadyJournalBackend(str(check_journal(spec, create))))
 
 
 class ResumableGridSampler(optuna.samplers.GridSampler):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from harness.faults import pause_at
-from harness.signals import Terminated, sigterm_as_interrupt, stop_reason, stop_signal
+from harness.signals import Terminated, signals_held, sigterm_as_interrupt, stop_reason, stop_signal
 
 
 def test_sigterm_raises_terminated_inside_the_block_and_the_handlers_come_back() -> None:
@@ -51,3 +51,24 @@ def test_a_second_signal_during_the_clean_up_ends_the_process_at_once() -> None:
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == -signal.SIGTERM and time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_held_signal_acts_when_the_block_ends(signum: int) -> None:
+    """signals_held: the block runs to its end, then the handler in place before it acts (Terminated for
+    SIGTERM, which also sets both signals to their default action; KeyboardInterrupt for Ctrl-C)."""
+    finished = []
+    with sigterm_as_interrupt():
+        before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt) as caught, signals_held():
+            os.kill(os.getpid(), signum)
+            os.kill(os.getpid(), signal.SIGINT if signum == signal.SIGTERM else signal.SIGTERM)
+            finished.append(True)
+        after = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+        assert finished == [True] and after == (before if signum == signal.SIGINT else (signal.SIG_DFL,) * 2)
+        assert isinstance(caught.value, Terminated) == (signum == signal.SIGTERM)  # the first one counts
+
+
+def test_nothing_held_nothing_raised() -> None:
+    with signals_held():
+        pass
