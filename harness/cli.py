@@ -601,7 +601,7 @@ def report_cmd(
 
 def _derived_hint(study: str, tracking_uri: str | None) -> None:
     """After a study's report: the studies derived from it in this store, with the command for each."""
-    from harness.study_runs import derived_studies
+    from harness.derived import derived_studies
     from harness.tracking import Tracker, require_store
 
     derived = derived_studies(Tracker(require_store(tracking_uri)), study)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from optuna.storages import BaseStorage
 
     from harness.study_spec import ResolvedStudy
+    from harness.tracking import Tracker
 
 CONFIG = "config"  # the Optuna study attribute holding the configuration it was created with
 DERIVED_FROM, DERIVED_CHANGES = "derived_from", "derived.changes"  # tags of a derived study's runs
@@ -176,3 +177,10 @@ def _derive(study: ResolvedStudy, changes: list[Change], why: str, storage: Base
         else f"{study.name} itself stays as it is"
     )
     return Identity(derived, f"{why} ({what}): running it as study {name}; {instead}")
+
+
+def derived_studies(tracker: Tracker, origin: str) -> list[tuple[str, str]]:
+    """(name, what differs) of every study derived from `origin` in this store, by the experiment tag the
+    runner sets."""
+    found = tracker.client.search_experiments(filter_string=f"tags.`{DERIVED_FROM}` = '{origin}'")
+    return sorted((e.name, e.tags.get(DERIVED_CHANGES, "")) for e in found)

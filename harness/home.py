@@ -1,4 +1,5 @@
-"""Where the harness keeps its local state (stores, caches, machine facts): no heavy imports here.
+"""Where the harness keeps its local state (stores, caches, machine facts), and where the shipped study
+files are (`STUDIES_DIR`): no heavy imports here.
 
 The home is found the way git finds its repository: `HARNESS_HOME` if set, else the nearest `.harness/`
 folder in the working directory or a parent (not across a mount point), else `.harness/` here, which only
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 
 HOME_ENV = "HARNESS_HOME"
+STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"  # the shipped study files
 FOLDER = ".harness"
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.errors import HarnessError, did_you_mean, mask_password
+from harness.home import STUDIES_DIR
 from harness.metric_names import history, metrics_of
 from harness.tracking import PARENT_TAG, ROLE_TAG, Tracker
 
@@ -36,8 +37,6 @@ def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # 
 def _no_experiment_fix(tracker: Tracker, study: str) -> str:
     """What to do about a study name the store lacks: run it where a study file has that name (in studies/
     or here), else the close names among the store's experiments and the study files."""
-    from harness.study_spec import STUDIES_DIR
-
     if (STUDIES_DIR / f"{study}.yaml").is_file():
         return f"run `harness run-study {study}` first"
     if Path(f"{study}.yaml").is_file():
@@ -113,12 +112,3 @@ def histories(tracker: Tracker, run_ids: list[str], metric: str) -> dict[str, di
             points.setdefault(m.step, m.value)
         out[run_id] = points
     return out
-
-
-def derived_studies(tracker: Tracker, origin: str) -> list[tuple[str, str]]:
-    """(name, what differs) of every study derived from `origin` in this store (harness.derived), by the
-    experiment tag the runner sets."""
-    from harness.derived import DERIVED_CHANGES, DERIVED_FROM
-
-    found = tracker.client.search_experiments(filter_string=f"tags.`{DERIVED_FROM}` = '{origin}'")
-    return sorted((e.name, e.tags.get(DERIVED_CHANGES, "")) for e in found)

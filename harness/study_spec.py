@@ -26,12 +26,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from harness.config import one_line_error
 from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError, did_you_mean, read_utf8, yaml_error
+from harness.home import STUDIES_DIR
 from harness.study_overrides import Override, apply_overrides, describe
 
 if TYPE_CHECKING:  # resolving runs imports every method (torch): only when a trial is resolved
     from harness.run_spec import ResolvedRun
 
-STUDIES_DIR = Path(__file__).resolve().parents[1] / "studies"
 
 
 class Range(BaseModel):
