@@ -1,7 +1,7 @@
 """The settings every run shares (`RunConfig`), and how a validation error becomes one line.
 
 A method's own fields live in its `Params` (harness/methods/), the SNLI source in
-`harness.data.train_sets.NLISource`; `harness.run_spec.resolve_run` splits a flat dict between the three.
+`harness.data.train_sets.NLISource`; `harness.spec.run_spec.resolve_run` splits a flat dict between the three.
 This module imports no method, so anything may import it.
 """
 

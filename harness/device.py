@@ -189,7 +189,7 @@ def hardware_tags(device: torch.device, precision: str = "auto") -> dict[str, st
     if device.type == "cuda":
         tags["gpu"] = _gpu_name(device.index if device.index is not None else torch.cuda.current_device())
     for name, env in (("gpu.visible", "CUDA_VISIBLE_DEVICES"), ("gpu.sharing", "HARNESS_GPU_SHARING")):
-        if os.environ.get(env):  # a local worker's placement (harness.placement)
+        if os.environ.get(env):  # a local worker's placement (harness.fleet.placement)
             tags[name] = os.environ[env]
     return tags
 

@@ -18,7 +18,7 @@ class HarnessError(Exception):
 
 class ServiceUnavailable(BaseException):  # noqa: N818 (a stop, as KeyboardInterrupt is, not an error)
     """The Optuna database or the MLflow tracking server stayed away longer than the retries wait
-    (harness.steady_storage; MLflow's own HTTP retries). The process stops as for an interruption,
+    (harness.fleet.steady_storage; MLflow's own HTTP retries). The process stops as for an interruption,
     closing the runs it can, and the CLI exits 1 with this one line, which says to re-run once the
     service is back. Not an Exception: Optuna's trial loop (`catch=(Exception,)`) would count it as the
     trial's own failure and go on to the next trial, which would wait out the same outage again."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.tracking import Tracker
+from harness.tracking.tracker import Tracker
 
 
 def tiny_study(
@@ -52,7 +52,7 @@ def tiny_study(
 def _scored_on_embeddings(base: dict) -> bool:
     """Whether the base's method reads `final_tasks` (its objective scores embeddings on STS)."""
     from harness.errors import HarnessError
-    from harness.run_spec import resolve_run
+    from harness.spec.run_spec import resolve_run
 
     try:
         return resolve_run(dict(base)).objective.reads_final_tasks
@@ -82,7 +82,7 @@ def harness_here(*args: str, env: dict[str, str] | None = None) -> subprocess.Co
     codes), for tests of what a command prints and writes rather than of the process itself: a new Python
     process pays ~8 s of imports (torch, transformers, MLflow) on a 2-core CPU. The environment, argv and
     torch's thread count are restored afterwards."""
-    from harness.cli import main
+    from harness.commands.cli import main
 
     saved_env, saved_argv = dict(os.environ), sys.argv
     threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else None

@@ -2,11 +2,12 @@
 
 A new `python -m harness ...` pays ~8 s of CPU for its imports (torch, transformers, MLflow) on a 2-core
 CPU; the fault, scale-out and signal tests start ~20 of them. `launch` starts the same command with
-`harness.forked` (what `run-study --workers N` starts its workers with): a real process of its own (own
+`harness.fleet.forked` (what `run-study --workers N` starts its workers with): a real process of its own (own
 pid and session, its own database and MLflow connections, the real command's signals and exit codes)
-running the real `harness.cli.main` with the given argv, environment and working directory, its output in
-a log file. What it does not retest is the import itself: tests/test_launcher.py checks that a launched
-command behaves as a fresh one, and the determinism and import tests keep starting fresh interpreters.
+running the real `harness.commands.cli.main` with the given argv, environment and working directory, its
+output in a log file. What it does not retest is the import itself: tests/test_launcher.py checks that a
+launched command behaves as a fresh one, and the determinism and import tests keep starting fresh
+interpreters.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.forked import ForkedCommand, _fork_server, start
+from harness.fleet.forked import ForkedCommand, _fork_server, start
 
 Launched = ForkedCommand
 

@@ -13,7 +13,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 # the fault tests: one MLflow server (about 10 s to start); they mostly wait on processes, so the other
 # workers use the cores meanwhile
-ONE_WORKER_MODULES = ("tests/test_faults.py",)
+ONE_WORKER_MODULES = ("tests/fleet/test_faults.py",)
 
 
 class SharedServersOnOneWorker(LoadScopeScheduling):

@@ -5,8 +5,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.registry import get_method
-from harness.run_spec import resolve_run
-from harness.study_spec import STUDIES_DIR, load_study
+from harness.spec.run_spec import resolve_run
+from harness.spec.study_spec import STUDIES_DIR, load_study
 
 
 def test_lambda_tau_sweep_profiles() -> None:
@@ -103,7 +103,7 @@ def test_a_bad_search_space_is_one_line(tmp_path: Path, search: dict, sampler: s
     """Issue 11: a TPE range with low > high, or an empty grid list, is refused before anything runs."""
     import yaml
 
-    from harness.study_spec import load_study
+    from harness.spec.study_spec import load_study
 
     config = {"name": "bad", "default_profile": "p", "sampler": sampler, "n_trials": 2, "search": search,
               "base": {"method": "scl", "model": "all-MiniLM-L6-v2"}, "profiles": {"p": {}}}  # fmt: skip

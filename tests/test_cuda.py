@@ -13,7 +13,7 @@ from harness.device import DTYPES, autocast, hardware_tags, resolve_precision
 from harness.evaluate.encode import encode
 from harness.methods.pipeline import PipelineData
 from harness.model.encoder import Encoder
-from harness.run_spec import resolve_run
+from harness.spec.run_spec import resolve_run
 from harness.stages.contrastive.unsup import wiki_sentences
 from harness.train.loop import train
 
@@ -83,7 +83,7 @@ def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, pre
 
 
 def test_forked_local_workers_train_on_the_gpu(tmp_path: Path, tiny_bert: Path) -> None:
-    """`run-study --workers 2` forks its workers from a server that imported torch (harness.forked): the
+    """`run-study --workers 2` forks its workers from a server that imported torch (harness.fleet.forked): the
     server must not have touched CUDA, so each worker opens its own context on the GPU it was given."""
     from tests.helpers import child_runs, harness_here, tiny_study
 

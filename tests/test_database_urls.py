@@ -97,8 +97,8 @@ def test_a_bare_postgresql_url_opens_a_real_storage_and_store(postgres: Postgres
     """What `--workers 0` recommends (postgresql://...) works as written, for Optuna and for MLflow."""
     import optuna
 
-    from harness.study import open_storage
-    from harness.tracking import Tracker
+    from harness.study.optuna_study import open_storage
+    from harness.tracking.tracker import Tracker
 
     optuna_db, mlflow_db = f"bare_optuna_{os.getpid()}", f"bare_mlflow_{os.getpid()}"
     postgres.execute(f"CREATE DATABASE {optuna_db}; CREATE DATABASE {mlflow_db}")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.metric_names import history, metrics_of
-from harness.tracking import Tracker
+from harness.tracking.metric_names import history, metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, harness, harness_here, tiny_study
 
 

@@ -73,7 +73,7 @@ def test_studies_from_a_subfolder_counts_the_trials_of_the_store_above(
 ) -> None:
     """A real MLflow store in the project's `.harness/` with one finished trial run of a shipped study:
     `harness studies` run two folders below counts it and names the store."""
-    from harness.tracking import Tracker
+    from harness.tracking.tracker import Tracker
 
     store = project / ".harness" / "mlflow.db"
     tracker = Tracker(f"sqlite:///{store}")

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.metric_names import metrics_of
-from harness.study_spec import STUDIES_DIR, load_study, read_study, trial_count
-from harness.tracking import Tracker
+from harness.spec.study_spec import STUDIES_DIR, load_study, read_study, trial_count
+from harness.tracking.metric_names import metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, harness, harness_here
 
 
@@ -176,8 +176,8 @@ def test_trial_counts_of_the_listing_equal_the_resolved_studies() -> None:
 def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
-    from harness.study_overrides import eval_override
-    from harness.study_spec import refuse_eval_for_paper
+    from harness.spec.overrides import eval_override
+    from harness.spec.study_spec import refuse_eval_for_paper
 
     path = own_study(tmp_path, tiny_bert, paper={}, smoke={})
     quick = load_study(str(path), "smoke", [eval_override("quick,SICKRelatedness")])
@@ -191,7 +191,7 @@ def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
 
 def test_final_tasks_resolve_suites_and_refuse_unknown_tasks_and_task_objectives(tmp_path: Path) -> None:
     from harness.objectives.sts import final_tasks
-    from harness.run_spec import resolve_run
+    from harness.spec.run_spec import resolve_run
 
     assert final_tasks("sts", ["quick", "SICKRelatedness", "STSBenchmark"]) == [
         "STSBenchmark",
@@ -205,7 +205,7 @@ def test_final_tasks_resolve_suites_and_refuse_unknown_tasks_and_task_objectives
 
 
 def test_paper_defaults_are_recorded_only_where_they_change_a_field_left_unset() -> None:
-    from harness.run_spec import resolve_run
+    from harness.spec.run_spec import resolve_run
 
     run = resolve_run({"method": "unsup_simcse", "pooling": "mean", "lr": 2.0e-5})
     changed = {field for field, _, _ in run.paper_defaults}
@@ -222,7 +222,7 @@ METHODS = ["scl", "sbert", "unsup_simcse", "sup_simcse", "multitask", "frozen", 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_new_writes_a_study_that_resolves(tmp_path: Path, method: str) -> None:
-    from harness.new_study import write_study
+    from harness.commands.new_study import write_study
     from harness.registry import METHODS
 
     assert method in METHODS.entries()
@@ -244,7 +244,7 @@ def test_every_registered_method_has_a_new_study_test() -> None:
 def test_version_and_listing_commands_answer_without_torch() -> None:
     assert harness("--version").stdout.strip().startswith("harness ")
     code = (
-        "import sys; from harness.cli import cli\n"
+        "import sys; from harness.commands.cli import cli\n"
         "cli.main(['studies'], standalone_mode=False)\n"
         "assert 'torch' not in sys.modules and 'mlflow' not in sys.modules, 'heavy import'\n"
     )

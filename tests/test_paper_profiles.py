@@ -8,7 +8,7 @@ from pathlib import Path
 from torch import nn
 
 from harness.model.heads import NLIClassifier
-from harness.study_spec import load_study
+from harness.spec.study_spec import load_study
 
 
 def test_liao_lambda_tau_sweep_paper_profile() -> None:
@@ -206,7 +206,7 @@ def test_glue_standard_paper_profile() -> None:
 def test_simcse_methods_default_to_simcse_settings() -> None:
     """princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20, run_sup_example.sh:22-32; a config's own
     value wins."""
-    from harness.run_spec import resolve_run
+    from harness.spec.run_spec import resolve_run
 
     unsup = resolve_run({"method": "unsup_simcse"})
     s = unsup.settings
@@ -242,8 +242,8 @@ def test_every_shipped_runs_logged_config_reads_back() -> None:
     """A trial logs `config.yaml` (every field, defaults included); read back, it is the same run."""
     import yaml
 
-    from harness.run_spec import resolve_run
-    from harness.study_spec import STUDIES_DIR
+    from harness.spec.run_spec import resolve_run
+    from harness.spec.study_spec import STUDIES_DIR
 
     for path in sorted(STUDIES_DIR.glob("*.yaml")):
         for run in load_study(path.stem, "paper").grid_runs():

@@ -1,5 +1,6 @@
 """Issue 11: the compose file's topology, a second coordinator on a running study refused, a killed local
-worker replaced, the dashboard. The topology run as local processes under faults: tests/test_faults.py."""
+worker replaced, the dashboard. The topology run as local processes under faults:
+tests/fleet/test_faults.py."""
 
 from __future__ import annotations
 
@@ -15,15 +16,16 @@ import optuna
 import pytest
 import yaml
 
-from harness.recovery import MLFLOW_RUN, WORKER
-from harness.study import open_storage
-from harness.tracking import Tracker
+from harness.fleet.recovery import MLFLOW_RUN, WORKER
+from harness.study.optuna_study import open_storage
+from harness.tracking.tracker import Tracker
 from tests.helpers import harness_here, tiny_study
 from tests.services import REPO, Postgres, free_port, postgres_missing, process, wait_for_http
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
-# each trial waits 1.5 s once its MLflow run is recorded (harness.faults), where _kill_mid_trial kills it
+# each trial waits 1.5 s once its MLflow run is recorded (harness.fleet.faults), where _kill_mid_trial
+# kills it
 PAUSE = {"HARNESS_PAUSE_AT": "trial_started=1.5"}
 QUICK = ["quick"]  # final scores on STS-B test alone: these tests check processes and bookkeeping, not scores
 needs_postgres = pytest.mark.skipif(postgres_missing() is not None, reason=str(postgres_missing()))

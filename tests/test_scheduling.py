@@ -11,9 +11,9 @@ from tests.scheduling import SharedServersOnOneWorker  # noqa: E402
 
 COLLECTION = [
     "tests/a.py::test_one",
-    "tests/test_faults.py::test_kill",
+    "tests/fleet/test_faults.py::test_kill",
     "tests/a.py::test_two",
-    "tests/test_faults.py::test_outage",
+    "tests/fleet/test_faults.py::test_outage",
     "tests/b.py::test_three",
     "tests/b.py::test_four",
 ]
@@ -51,20 +51,24 @@ def _started() -> tuple[SharedServersOnOneWorker, FakeWorker, FakeWorker]:
 
 def test_the_fault_tests_go_to_one_worker_first_and_the_rest_one_by_one() -> None:
     _, first, second = _started()
-    assert first.sent[0] == ["tests/test_faults.py::test_kill", "tests/test_faults.py::test_outage"]
+    assert first.sent[0] == [
+        "tests/fleet/test_faults.py::test_kill",
+        "tests/fleet/test_faults.py::test_outage",
+    ]
     assert all(len(batch) == 1 for batch in first.sent[1:] + second.sent)
     assert second.sent[0] == ["tests/a.py::test_one"]  # the single tests in collection order
 
 
 def test_the_test_running_when_a_worker_crashed_is_reported_not_run_again() -> None:
     scheduler, first, second = _started()
-    scheduler.mark_test_complete(first, COLLECTION.index("tests/test_faults.py::test_kill"))  # type: ignore[arg-type]
+    scheduler.mark_test_complete(first, COLLECTION.index("tests/fleet/test_faults.py::test_kill"))  # type: ignore[arg-type]
     crashed = scheduler.remove_node(first)  # type: ignore[arg-type]
-    assert crashed == "tests/test_faults.py::test_outage"
+    assert crashed == "tests/fleet/test_faults.py::test_outage"
     resent = [nodeid for batch in second.sent for nodeid in batch]
     assert (
-        "tests/test_faults.py::test_outage" not in resent and "tests/test_faults.py::test_kill" not in resent
+        "tests/fleet/test_faults.py::test_outage" not in resent
+        and "tests/fleet/test_faults.py::test_kill" not in resent
     )
-    assert set(COLLECTION) - {"tests/test_faults.py::test_kill", crashed} <= set(resent) | {
+    assert set(COLLECTION) - {"tests/fleet/test_faults.py::test_kill", crashed} <= set(resent) | {
         nodeid for unit in scheduler.workqueue.values() for nodeid in unit
     }

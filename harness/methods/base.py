@@ -17,7 +17,7 @@ from harness.stages.context import StageSources
 if TYPE_CHECKING:
     from harness.method_models.base import MethodModel
     from harness.model.encoder import Encoder
-    from harness.run_spec import ResolvedRun
+    from harness.spec.run_spec import ResolvedRun
     from harness.stages.registry import StageSpec
 
 

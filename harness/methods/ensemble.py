@@ -20,7 +20,7 @@ from harness.registry import register_method
 from harness.train.multitask import TASKS
 
 if TYPE_CHECKING:
-    from harness.tracking import Tracker
+    from harness.tracking.tracker import Tracker
 
 
 class EnsembleParams(Strict):
@@ -33,7 +33,7 @@ def choose_runs(
     tracker: Tracker, source_study: str, profile: str | None, top_k: int
 ) -> dict[str, list[tuple[str, dict]]]:
     """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score."""
-    from harness.study_runs import trial_frame  # MLflow is imported only where an ensemble runs
+    from harness.tracking.study_runs import trial_frame  # MLflow is imported only where an ensemble runs
 
     frame, _ = trial_frame(tracker, source_study, profile)
     chosen: dict[str, list[tuple[str, dict]]] = {}
@@ -63,7 +63,7 @@ class Ensemble(Method):
     @classmethod
     def needs(cls, run: Any, sources: DataSources) -> list[str]:
         """The source study's finished runs, read from a local store without MLflow."""
-        from harness.store_index import finished_trials, local_store
+        from harness.tracking.store_index import finished_trials, local_store
 
         p = run.params
         store = local_store(sources.tracking_uri)
@@ -83,7 +83,7 @@ class Ensemble(Method):
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> tuple[MultitaskData, dict]:
-        from harness.tracking import Tracker  # MLflow is imported only where an ensemble runs
+        from harness.tracking.tracker import Tracker  # MLflow is imported only where an ensemble runs
 
         p = run.params
         chosen = choose_runs(Tracker(sources.tracking_uri), p.source_study, p.source_profile, p.top_k)

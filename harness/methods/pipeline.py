@@ -40,7 +40,7 @@ from harness.stages.registry import StageEntry, StageSpec, expand
 from harness.train.multitask import TASKS
 
 if TYPE_CHECKING:
-    from harness.run_spec import ResolvedRun
+    from harness.spec.run_spec import ResolvedRun
 
 
 def untrained_heads_problem(params: PipelineParams, trained: tuple[str, ...]) -> str | None:

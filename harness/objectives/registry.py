@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.evaluate.suite import SentenceEncoder
-    from harness.run_spec import ResolvedRun
+    from harness.spec.run_spec import ResolvedRun
 
 
 class Objective:

@@ -15,7 +15,7 @@ from harness.report.spec import ReportSpec, load_spec
 from harness.report.tables import escape_latex
 from harness.staging import staged
 from harness.stats.resample import Resampler
-from harness.tracking import ROLE_TAG, Tracker, require_store
+from harness.tracking.tracker import ROLE_TAG, Tracker, require_store
 
 
 @dataclass
@@ -89,7 +89,7 @@ def other_studies_page(book: Book) -> str:
 
 def other_studies(tracker: Tracker, shipped: set[str]) -> dict[str, str]:
     """name -> what it is, for the store's experiments that hold a study's runs but are not shipped."""
-    from harness.derived import DERIVED_CHANGES, DERIVED_FROM
+    from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
 
     found = {}
     for experiment in tracker.client.search_experiments(max_results=1000):
@@ -118,7 +118,7 @@ def build_book(
     """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
     subsection per study that has runs (its spec's title), each study's files in its own folder; the
     studies without runs and the store's other studies listed on the first pages."""
-    from harness.study_spec import STUDIES_DIR, read_study
+    from harness.spec.study_spec import STUDIES_DIR, read_study
 
     tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / "book"

@@ -11,7 +11,6 @@ from typing import Any
 import click
 import pandas as pd
 
-from harness.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.errors import HarnessError
 from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
@@ -20,10 +19,11 @@ from harness.report.parts.base import PartContext
 from harness.report.setting import PAPER_PROFILE, paper_setting
 from harness.report.spec import load_spec
 from harness.report.tables import escape_latex
+from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.staging import staged
 from harness.stats.resample import Resampler
-from harness.study_runs import trial_frame, unfinished_trials
-from harness.tracking import Tracker, require_store
+from harness.tracking.study_runs import trial_frame, unfinished_trials
+from harness.tracking.tracker import Tracker, require_store
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
 
@@ -126,7 +126,7 @@ def write_study(
 def _variants_elsewhere(where: dict[str, Any], study: str, frame: pd.DataFrame) -> bool:
     """Whether a part's `where` names only variants the study declares and these runs did not run (the
     profile's `only` left them out), so the part is empty for this profile, not wrong."""
-    from harness.study_spec import find_study_file, read_study
+    from harness.spec.study_spec import find_study_file, read_study
 
     if set(where) != {"variant"} or "variant" not in frame.columns:
         return False
@@ -142,7 +142,7 @@ def paper_metrics(study: str) -> set[str]:
     """The final metrics the study's paper profile logs (harness.report.produced); empty when the study
     has no paper profile or its objective's metrics are not known there."""
     from harness.report.produced import produced_metrics
-    from harness.study_spec import find_study_file, load_study
+    from harness.spec.study_spec import find_study_file, load_study
 
     try:
         runs = load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()

@@ -1,4 +1,4 @@
-"""Operations on the trials frame (harness.study_runs): row labels from templates, the runs a part
+"""Operations on the trials frame (harness.tracking.study_runs): row labels from templates, the runs a part
 keeps, the metrics it needs."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from harness.errors import HarnessError
-from harness.metric_names import OBJECTIVE
+from harness.tracking.metric_names import OBJECTIVE
 
 
 def row_labels(frame: pd.DataFrame, template: str, where: str) -> list[str]:

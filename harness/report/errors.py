@@ -23,7 +23,7 @@ from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError
 from harness.report.collect import labelled_runs
 from harness.report.tables import escape_latex
-from harness.tracking import Tracker
+from harness.tracking.tracker import Tracker
 
 if TYPE_CHECKING:
     from harness.report.parts.errors_table import ErrorsTable

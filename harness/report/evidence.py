@@ -19,7 +19,7 @@ from harness.stats.items import ARTIFACT, read_items
 from harness.stats.resample import Resampler, item_resamples, seed_resamples
 
 if TYPE_CHECKING:
-    from harness.tracking import Tracker
+    from harness.tracking.tracker import Tracker
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per run's downloaded record
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from harness.report.evidence import Evidence
     from harness.report.setting import Setting
     from harness.report.spec import ReportSpec
-    from harness.tracking import Tracker
+    from harness.tracking.tracker import Tracker
 
 ARTIFACT = "claims.json"
 
@@ -89,7 +89,7 @@ def log_findings(tracker: Tracker, findings: StudyFindings) -> None:
     whether they are at the paper's setting as a tag."""
     if not findings.verdicts or not findings.parent_run_id:
         return
-    from harness.tracking import LoggedRun
+    from harness.tracking.tracker import LoggedRun
 
     run = LoggedRun(tracker.client, findings.parent_run_id)
     run.log_text(findings.json(), ARTIFACT)

@@ -13,8 +13,8 @@ from harness.report.claim_spec import BestClaim, CompareClaim, cells, is_best_ce
 from harness.report.evidence import Evidence
 from harness.report.spec import load_spec
 from harness.stats.power import detectable_difference
-from harness.study_runs import trial_frame
-from harness.tracking import Tracker
+from harness.tracking.study_runs import trial_frame
+from harness.tracking.tracker import Tracker
 
 
 def _pair(claim: CompareClaim | BestClaim, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:

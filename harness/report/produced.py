@@ -22,7 +22,7 @@ from harness.objectives.multitask import MultitaskObjective
 from harness.objectives.sts import STSObjective, final_tasks
 
 if TYPE_CHECKING:
-    from harness.run_spec import ResolvedRun
+    from harness.spec.run_spec import ResolvedRun
 
 DEV = "dev."
 

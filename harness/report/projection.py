@@ -19,7 +19,7 @@ from harness.data.paths import resolve_data_dir  # noqa: E402
 from harness.errors import HarnessError  # noqa: E402
 from harness.objectives.multitask import SST_EMBEDDINGS  # noqa: E402
 from harness.report.collect import labelled_runs  # noqa: E402
-from harness.tracking import Tracker  # noqa: E402
+from harness.tracking.tracker import Tracker  # noqa: E402
 
 if TYPE_CHECKING:
     from harness.report.parts.projection import Projection

@@ -41,7 +41,7 @@ def _same(run_value: object, paper_value: object) -> bool:
 
 def paper_setting(study: str, frame: pd.DataFrame) -> Setting | None:
     """How the runs in `frame` stand to the study's paper profile; None when the study has none."""
-    from harness.study_spec import find_study_file, load_study
+    from harness.spec.study_spec import find_study_file, load_study
 
     try:
         runs = load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()

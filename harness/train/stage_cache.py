@@ -314,7 +314,7 @@ class CachedStages:
         remote: Any = None,
     ) -> None:
         self.cache = cache
-        self.remote = remote  # entries shared through MLflow artifacts (harness.stage_cache_use)
+        self.remote = remote  # entries shared through MLflow artifacts (harness.study.stage_cache_use)
         self.keys = keys
         self.names = names
         self.run_id = run_id

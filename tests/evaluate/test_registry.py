@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import cli
+from harness.commands.cli import cli
 from harness.data.senteval import STSPairs
 from harness.errors import HarnessError
 from harness.evaluate.encode import encode

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.metric_names import metrics_of
 from harness.registry import method_names
-from harness.runner import run_study
+from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, read_items
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, tiny_study
 
 # Per-method fields that keep the two steps small.

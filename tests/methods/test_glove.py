@@ -13,11 +13,11 @@ import torch
 from harness.evaluate.registry import get_task
 from harness.evaluate.sts import STS_TASKS
 from harness.methods.glove import AverageGlove, GloveParams
-from harness.metric_names import metrics_of
 from harness.model.glove import GloveEmbedder, tokenize
-from harness.runner import run_study
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.spec.study_spec import load_study
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, tiny_study
 
 VECTORS = {"the": [1.0, 2.0, 0.0], "cat": [3.0, 0.0, 1.0], "sat": [2.0, 4.0, 5.0], ".": [0.5, 0.5, 0.5]}

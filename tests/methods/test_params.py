@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from harness.errors import HarnessError
 from harness.methods.supcl_seq import SupCLSeqParams
 from harness.model.dropout_views import ViewPasses
-from harness.run_spec import resolve_run
+from harness.spec.run_spec import resolve_run
 from tests.helpers import harness_here
 
 

@@ -12,7 +12,7 @@ from harness.method_models.nli import NLIModel
 from harness.methods.sbert import SBERTBaseline, SBERTParams
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
 from harness.model.encoder import Encoder
-from harness.run_spec import resolve_run
+from harness.spec.run_spec import resolve_run
 
 
 @pytest.fixture(scope="module")

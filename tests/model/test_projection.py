@@ -13,13 +13,13 @@ from torch import nn
 
 from harness.errors import HarnessError
 from harness.evaluate.suite import SentenceEncoder
-from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
 from harness.model.projection import ProjectedEncoder, projection_head
-from harness.run_spec import resolve_run
-from harness.runner import run_study
+from harness.spec.run_spec import resolve_run
+from harness.spec.study_spec import load_study
 from harness.stages.contrastive import simcse_loss
-from harness.study_spec import load_study
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
 from tests.helpers import child_runs, tiny_study
 
 SENTENCES = ["a man is playing a guitar .", "the cat sleeps", "stocks fell sharply on monday", "hello"]

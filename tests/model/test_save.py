@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.metric_names import metrics_of
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder, saved_settings
+from harness.tracking.metric_names import metrics_of
 
 SENTENCES = ["A man is playing a guitar.", "Two dogs run on the grass.", "short"]
 
@@ -43,9 +43,9 @@ def test_a_pooling_without_a_sentence_transformers_module_saves_the_weights_only
 
 
 def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny_bert: Path) -> None:
-    from harness.runner import run_study
-    from harness.study_spec import load_study
-    from harness.tracking import Tracker
+    from harness.spec.study_spec import load_study
+    from harness.study.runner import run_study
+    from harness.tracking.tracker import Tracker
     from tests.helpers import child_runs, harness_here, tiny_study
 
     # clipped as before scl's paper default (no clipping, issue 42): one unclipped step of the random tiny

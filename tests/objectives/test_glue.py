@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from harness.metric_names import metrics_of
 from harness.objectives.glue import glue_scores
-from harness.runner import run_study
+from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, item_rows, read_items
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, tiny_study
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.metric_names import history, metrics_of
 from harness.objectives.registry import OBJECTIVES
-from harness.run_spec import resolve_run
-from harness.runner import run_study
+from harness.spec.run_spec import resolve_run
+from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, read_items
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.study.runner import run_study
+from harness.tracking.metric_names import history, metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, tiny_study
 
 
@@ -234,9 +234,9 @@ def test_train_as_dev_draws_training_rows(data_dir) -> None:  # noqa: ANN001
 
 
 def test_a_trial_logs_training_set_scores_beside_the_dev_scores(tmp_path, tiny_bert) -> None:  # noqa: ANN001
-    from harness.runner import run_study
-    from harness.study_spec import load_study
-    from harness.tracking import Tracker
+    from harness.spec.study_spec import load_study
+    from harness.study.runner import run_study
+    from harness.tracking.tracker import Tracker
     from tests.helpers import child_runs, tiny_study
 
     path = tiny_study(tmp_path, tiny_bert, {}, name="trainacc", method="multitask", batch_size=4,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.report.book import Book, other_studies, other_studies_page, run_order
-from harness.tracking import ROLE_TAG, Tracker
+from harness.tracking.tracker import ROLE_TAG, Tracker
 
 
 def test_a_study_comes_after_the_study_it_reads() -> None:

@@ -21,8 +21,8 @@ from harness.evaluate.suite import evaluate_tasks, flat_metrics
 from harness.report.claim_spec import BestClaim, Claim, cells, is_best_cell, row_runs
 from harness.report.produced import produced_metrics
 from harness.report.spec import REPORTS_DIR, ReportSpec, load_spec
-from harness.run_spec import ResolvedRun
-from harness.study_spec import PAPER_PROFILE, load_study
+from harness.spec.run_spec import ResolvedRun
+from harness.spec.study_spec import PAPER_PROFILE, load_study
 
 SPECS = sorted(p.stem for p in REPORTS_DIR.glob("*.yaml"))
 WITH_CLAIMS = [s for s in SPECS if load_spec(s).claims]

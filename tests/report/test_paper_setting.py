@@ -27,7 +27,7 @@ def _spec() -> RunsTable:
 
 def _paper_frame(**changes: object) -> pd.DataFrame:
     """Params of lambda_tau_sweep's paper profile (what its runs log), with `changes`."""
-    from harness.study_spec import load_study
+    from harness.spec.study_spec import load_study
 
     flat = load_study("lambda_tau_sweep", "paper").grid_runs()[0].flat()
     row = {k: str(v) for k, v in flat.items()}
@@ -88,7 +88,7 @@ def test_numbers_match_by_value_and_the_learning_rate_is_part_of_the_setting() -
 def test_each_run_is_held_against_its_own_variants_paper_setting() -> None:
     """David et al.'s lr variants (Table 8) each have their paper's lr: a run of variant lr_2e-5 at 2e-5
     is at the paper's setting, one at the default variant's 1e-5 is not."""
-    from harness.study_spec import load_study
+    from harness.spec.study_spec import load_study
 
     runs = {run.variant: run.flat() for run in load_study("david_ucl_hyperparameters", "paper").grid_runs()}
     rows = [{k: str(v) for k, v in runs[variant].items()} for variant in ("default", "lr_2e-5")]

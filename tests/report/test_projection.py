@@ -11,9 +11,9 @@ from harness.data.cs224n import multitask_data
 from harness.report import projection as projection_module
 from harness.report.parts.projection import Projection
 from harness.report.projection import ARTIFACT, SENTIMENT, projection_figure, reduce_2d
-from harness.runner import run_study
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.spec.study_spec import load_study
+from harness.study.runner import run_study
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, tiny_study
 from tests.report.drawn import capture_figures, tick_labels
 

@@ -11,8 +11,8 @@ import yaml
 
 from harness.report import spec as spec_module
 from harness.report.build import build_report
-from harness.runner import run_study
-from harness.study_spec import load_study
+from harness.spec.study_spec import load_study
+from harness.study.runner import run_study
 from tests.helpers import tiny_study
 
 SPEC = {
@@ -58,8 +58,8 @@ def test_a_three_seed_study_reports_two_level_intervals_and_a_verdict_per_claim(
     # each trial saved its item resamples; the report read them: the same intervals as from the records
     from harness.report.evidence import Evidence
     from harness.stats.compare import interval
-    from harness.study_runs import trial_frame
-    from harness.tracking import Tracker
+    from harness.tracking.study_runs import trial_frame
+    from harness.tracking.tracker import Tracker
 
     tracker = Tracker()
     frame, _ = trial_frame(tracker, "seeded")

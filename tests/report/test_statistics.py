@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from harness.metric_names import metrics_of
 from harness.report import spec as spec_module
 from harness.report.build import build_report
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, write_items
 from harness.stats.resample import Resampler
-from harness.tracking import Tracker
+from harness.tracking.metric_names import metrics_of
+from harness.tracking.tracker import Tracker
 from tests.report.drawn import capture_figures
 from tests.stats.records import sts_record
 
@@ -188,7 +188,7 @@ def test_plan_seeds_sizes_each_claim_from_the_finished_seeds(tmp_path: Path, rep
     from harness.report.evidence import Evidence
     from harness.report.power import power_lines
     from harness.stats.power import detectable_difference
-    from harness.study_runs import trial_frame
+    from harness.tracking.study_runs import trial_frame
 
     tracker = _store(tmp_path, _runs([1, 2, 3]))
     evidence = Evidence(tracker, Resampler(500))
@@ -235,7 +235,7 @@ def test_line_points_carry_their_intervals(
     from harness.report.figures import curve, line_frame
     from harness.report.parts.line import Line
     from harness.stats.compare import interval
-    from harness.study_runs import trial_frame
+    from harness.tracking.study_runs import trial_frame
 
     tracker = _store(tmp_path, _runs([1, 2]))
     frame, _ = trial_frame(tracker, "stats_demo")
@@ -288,7 +288,7 @@ def test_paper_values_are_marked_inside_above_or_below_the_interval(
     tmp_path: Path, reports_dir: Path
 ) -> None:
     tracker = _store(tmp_path, _runs([1]))
-    from harness.study_runs import trial_frame
+    from harness.tracking.study_runs import trial_frame
 
     frame, _ = trial_frame(tracker, "stats_demo")
     ours = float(frame[frame["lambda"] == 0.5]["STS12-16.wmean"].iloc[0])

@@ -12,7 +12,7 @@ import torch
 from harness.config import RunConfig
 from harness.errors import HarnessError
 from harness.model.encoder import Encoder
-from harness.run_spec import resolve_run
+from harness.spec.run_spec import resolve_run
 from harness.stages.contrastive import CONTRASTIVE, ContrastiveStage, register_contrastive
 from harness.stages.contrastive.base import info_nce_loss
 

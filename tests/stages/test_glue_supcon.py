@@ -14,14 +14,14 @@ import torch
 from harness.data.glue import read_glue, supcon_labels
 from harness.errors import HarnessError
 from harness.losses import supcon
-from harness.metric_names import metrics_of
 from harness.model.dropout_views import model_dropout
 from harness.model.encoder import Encoder
-from harness.run_spec import resolve_run
-from harness.runner import run_study
+from harness.spec.run_spec import resolve_run
+from harness.spec.study_spec import load_study
 from harness.stages.glue import glue_embed, glue_loss, glue_outputs
 from harness.stages.registry import parse_stage
-from harness.study_spec import load_study
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
 from tests.helpers import child_runs, tiny_study
 
 ROWS = [0, 1, 2, 3, 100, 200, 300, 400]

@@ -9,11 +9,11 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.metric_names import history, metrics_of
-from harness.run_spec import resolve_run
-from harness.runner import run_study
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.spec.run_spec import resolve_run
+from harness.spec.study_spec import load_study
+from harness.study.runner import run_study
+from harness.tracking.metric_names import history, metrics_of
+from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, harness_here, tiny_study
 
 THREE_STAGES = [

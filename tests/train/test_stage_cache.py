@@ -13,9 +13,9 @@ import pytest
 import torch
 import yaml
 
-from harness.metric_names import metrics_of
-from harness.runner import run_study
-from harness.study_spec import load_study
+from harness.spec.study_spec import load_study
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
 from harness.train.stage_cache import StageCache, StageState, capture_rng
 from tests.helpers import child_runs, harness_here
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from harness.report.evidence import Evidence
     from harness.report.setting import Setting
-    from harness.tracking import Tracker
+    from harness.tracking.tracker import Tracker
 
 PARTS: Registry[type] = Registry("report part kind", "harness.report.parts", "registered_kind",
                                  "see the README's report section")  # fmt: skip

@@ -24,7 +24,7 @@ class Curve(FigurePart, Filtered):
         """By epoch where an epoch ended in the runs; else by step, saying so in the title (step budgets
         that end before an epoch does)."""
         from harness.report.figures import curve, curve_frame
-        from harness.study_runs import histories
+        from harness.tracking.study_runs import histories
 
         ids = list(ctx.frame["run_id"])
         epochs = histories(ctx.tracker, ids, "train.epoch") if self.x == "epoch" else {}

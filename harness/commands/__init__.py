@@ -1,0 +1,2 @@
+"""The command line: `harness` and its subcommands (click), and the modules that are one command each
+(cache, eval, export, new, the listings). The top layer: nothing imports from here but `__main__`."""

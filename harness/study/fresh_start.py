@@ -1,0 +1,57 @@
+"""`run-study --fresh` in MLflow: the study's earlier runs go, so that the new ones are not listed beside
+look-alikes (three parents named `my_simcse (base)`, two `temperature=0.05 (trial 1)` of different
+settings). They are deleted the way the MLflow UI deletes a run (soft: the UI's "Deleted" filter shows
+and restores them until `mlflow gc` removes them for good)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mlflow.entities import ViewType
+
+from harness.tracking.tracker import PARENT_TAG, ROLE_TAG, Tracker
+
+if TYPE_CHECKING:
+    from harness.spec.study_spec import ResolvedStudy
+
+
+def retire_runs(tracker: Tracker, study: ResolvedStudy, parent: str | None) -> tuple[int, int]:
+    """Delete the replaced study's parent run (`parent`, from its Optuna study) and the earlier parents of
+    the same study and profile that have ended (a `--fresh` before this one left them; one still RUNNING
+    belongs to a coordinator elsewhere, and a study of the same name from another YAML file is not this
+    one), with their trial runs; return (parents, trials) deleted."""
+    experiment = tracker.client.get_experiment_by_name(study.name)
+    if experiment is None:
+        return 0, 0
+    found = f"tags.`{ROLE_TAG}` = 'study' and tags.profile = '{study.profile}'"
+    candidates = tracker.client.search_runs(
+        [experiment.experiment_id], found, run_view_type=ViewType.ACTIVE_ONLY, max_results=10000
+    )
+    parents = [
+        run
+        for run in candidates
+        if run.info.run_id == parent
+        or run.info.status != "RUNNING"
+        and run.data.tags.get("study.path", study.path) == study.path
+    ]
+    trials = 0
+    for run in parents:
+        children = tracker.client.search_runs(
+            [experiment.experiment_id],
+            f"tags.`{PARENT_TAG}` = '{run.info.run_id}'",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            max_results=50000,
+        )
+        for child in children:
+            tracker.client.delete_run(child.info.run_id)
+        trials += len(children)
+        tracker.client.delete_run(run.info.run_id)
+    return len(parents), trials
+
+
+def retired_line(study: str, profile: str, counts: tuple[int, int]) -> str:
+    parents, trials = counts
+    return (
+        f"--fresh: deleted the earlier MLflow runs of {study} ({profile}): {parents} study run(s), {trials} "
+        "trial run(s) (the UI's Deleted filter still shows and restores them until `mlflow gc`)"
+    )

@@ -1,0 +1,295 @@
+"""Everything MLflow: where runs go, the study's parent run, one nested child run per trial.
+
+Uses `MlflowClient` with explicit run ids (no fluent global state), so several worker processes can log
+children of one parent run safely. Default store: sqlite under `.harness/` with local artifacts.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mlflow.entities import Metric, Param
+from mlflow.tracking import MlflowClient
+
+from harness.errors import ServiceUnavailable, tracking_unreachable
+from harness.home import harness_home
+from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
+from harness.tracking.metric_names import OBJECTIVE, logged
+from harness.tracking.store_template import seed_sqlite_store
+
+logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
+logging.getLogger("alembic").setLevel(logging.WARNING)
+
+PARENT_TAG = "mlflow.parentRunId"
+ROLE_TAG = "harness.role"
+NOTE_TAG = "mlflow.note.content"  # the description the UI shows on an experiment's or a run's page
+# The kind an experiment is for (values as the UI names them, mlflow/server/js: "mlflow.experimentKind").
+# MLflow 3.17's UI no longer opens an experiment in the view of its kind: with its workflow switch on (it
+# always is), it takes the kind from the view (TRAINING_VIEW below), not from this tag. Set for clients that
+# read it, and for the UI's own kind selector.
+KIND_TAG, MODEL_TRAINING = "mlflow.experimentKind", "custom_model_development"
+
+
+UI = "http://127.0.0.1:5000"  # where `harness ui` serves a local store
+# The UI opens every page, a run's and the compare page included, in its GenAI view (breadcrumb
+# "Evaluations", Judges, Prompts) unless the URL says otherwise: MLflow 3.17 reads the view from the
+# `workflowType` query parameter, else from localStorage `mlflow.workflowType_v1` (written only when the
+# user flips the GenAI / Model training switch), else "genai". Every link the harness prints carries it.
+TRAINING_VIEW = "workflowType=machine_learning"
+# A saved view of an experiment's runs page (MLflow 3.17, its "Views" menu): the experiment tag
+# `mlflow.sharedViewState.<id>` holds {"name", "createdAt", "updatedAt", "state"}, `state` the page's
+# search facets and table layout as JSON; the URL key `viewStateShareKey=<id>` opens it. The page applies
+# it only when the URL carries none of its search facets (searchFilter, orderByKey, orderByAsc, startTime,
+# lifecycleFilter, modelVersionFilter, datasetsFilter): the sort goes into the view, not the URL.
+VIEW_TAG = "mlflow.sharedViewState."
+RUNS_VIEW = "harness"  # the id of the view `Tracker.experiment_id` saves on every experiment it opens
+RUNS_VIEW_NAME = "Trials by objective (harness)"
+BY_OBJECTIVE = f"metrics.`{OBJECTIVE}`"  # the UI's key of the objective's column and sort
+
+
+def experiment_url(uri: str, experiment_id: str) -> str:
+    """The experiment's runs in the UI's model-training view, through its saved view (`runs_view`: the
+    searched params and the objective as columns, the best objective first): the server's own address for
+    an http(s) tracking URI, else `harness ui`'s."""
+    base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI
+    return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&viewStateShareKey={RUNS_VIEW}"
+
+
+def runs_view(searched: Sequence[str] = ()) -> dict[str, Any]:
+    """The runs page's state in the harness's saved view: a column per searched param, then the objective,
+    sorted by it, best first (keys of MLflow 3.17's experiment page state; unnamed ones keep their
+    defaults; the UI always shows run name, start time and duration)."""
+    columns = [f"params.`{name}`" for name in dict.fromkeys(searched)] + [BY_OBJECTIVE]
+    return {"orderByKey": BY_OBJECTIVE, "orderByAsc": False, "selectedColumns": columns}
+
+
+def _view_envelope(state: dict[str, Any], created: int, updated: int) -> str:
+    return json.dumps({"name": RUNS_VIEW_NAME, "createdAt": created, "updatedAt": updated,
+                       "state": json.dumps(state)})  # fmt: skip
+
+
+def saved_view(tags: dict[str, str]) -> tuple[dict[str, Any], int] | None:
+    """The harness's saved view among an experiment's tags: its state and creation time (None: none, or
+    not one the UI reads)."""
+    try:
+        envelope = json.loads(tags[VIEW_TAG + RUNS_VIEW])
+        return json.loads(envelope["state"]), int(envelope["createdAt"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def default_artifact_root() -> Path:
+    return harness_home() / "mlartifacts"
+
+
+@functools.cache
+def git_commit() -> str:
+    """The harness checkout's commit, or 'unknown' outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def tracking_outage(exc: BaseException) -> ServiceUnavailable | None:
+    """An MLflow client error that means the server stayed away past MLflow's own retries (7, ~4 min:
+    MLFLOW_HTTP_REQUEST_MAX_RETRIES), as the stop it is; None for any other error."""
+    unreachable = tracking_unreachable(exc)
+    if unreachable is None:
+        return None
+    return ServiceUnavailable(
+        f"MLflow tracking server unreachable ({unreachable}); this process's trials go back to the queue: "
+        "re-run the same command once it is back",
+        "tracking",
+    )
+
+
+class Tracker:
+    """A tracking store plus the operations the study runner and the report need."""
+
+    def __init__(self, uri: str | None = None) -> None:
+        self.uri = resolve_tracking_uri(uri)
+        seed_sqlite_store(self.uri)  # a new local store: a copy of one MLflow migrated once (3 s -> ms)
+        self.client = MlflowClient(tracking_uri=self.uri)
+
+    def experiment_id(self, name: str, description: str = "", searched: Sequence[str] | None = None) -> str:
+        """The experiment named `name`, created on first use (artifacts under .harness/ for sqlite), a
+        model-training experiment for the UI, with `description` as its note where one is given, and the
+        saved view `experiment_url` opens: `searched` (a study's searched params) as its columns where
+        given, else the columns it has (the objective alone on a new experiment)."""
+        tags = {KIND_TAG: MODEL_TRAINING, **({NOTE_TAG: description} if description else {})}
+        experiment = self.client.get_experiment_by_name(name)
+        if experiment is None:
+            location = None
+            if self.uri.startswith("sqlite:"):
+                location = (default_artifact_root() / name).as_uri()
+            tags |= self._view_tag({}, searched)
+            return self.client.create_experiment(name, artifact_location=location, tags=tags)
+        if experiment.lifecycle_stage == "deleted":
+            self.client.restore_experiment(experiment.experiment_id)
+        for key, value in {**tags, **self._view_tag(experiment.tags, searched)}.items():
+            if experiment.tags.get(key) != value:
+                self.client.set_experiment_tag(experiment.experiment_id, key, value)
+        return experiment.experiment_id
+
+    @staticmethod
+    def _view_tag(tags: dict[str, str], searched: Sequence[str] | None) -> dict[str, str]:
+        """The saved-view tag to set: none where the experiment's view already has these columns."""
+        old = saved_view(tags)
+        if old is not None and (searched is None or old[0] == runs_view(searched)):
+            return {}
+        now = int(time.time() * 1000)
+        return {VIEW_TAG + RUNS_VIEW: _view_envelope(runs_view(searched or ()), old[1] if old else now, now)}
+
+    def open_parent(self, experiment_id: str, run_id: str | None, name: str, tags: dict[str, str]) -> str:
+        """Reuse the study's parent run when it still exists (resume), else start a new one."""
+        if run_id:
+            try:
+                run = self.client.get_run(run_id)
+            except Exception:
+                run = None
+            if run is not None and run.info.lifecycle_stage == "active":
+                self.client.update_run(run_id, status="RUNNING")
+                if "outcome" in run.data.tags:  # the interruption it records is over
+                    self.client.delete_tag(run_id, "outcome")
+                return run_id
+        run = self.client.create_run(experiment_id, run_name=name, tags={**tags, ROLE_TAG: "study"})
+        return run.info.run_id
+
+    def start_run(self, experiment_id: str, name: str, tags: dict[str, str]) -> LoggedRun:
+        run = self.client.create_run(experiment_id, run_name=name, tags=tags)
+        return LoggedRun(self.client, run.info.run_id)
+
+    def start_child(self, experiment_id: str, parent_id: str, name: str, tags: dict[str, str]) -> LoggedRun:
+        return self.start_run(experiment_id, name, {**tags, PARENT_TAG: parent_id, ROLE_TAG: "trial"})
+
+    def finish(self, run_id: str, status: str) -> None:
+        self.client.set_terminated(run_id, status=status)
+
+    def withdraw(self, run_id: str, reason: str) -> bool:
+        """A FINISHED run whose result no longer counts ends KILLED with `reason` as its `error` tag; a run
+        in any other state is left as it is. Whether it was withdrawn."""
+        if self.client.get_run(run_id).info.status != "FINISHED":
+            return False
+        self.client.set_tag(run_id, "error", reason)
+        self.finish(run_id, "KILLED")
+        return True
+
+    def log_metrics(self, run_id: str, metrics: dict[str, float], step: int = 0) -> None:
+        LoggedRun(self.client, run_id).log_metrics(metrics, step)
+
+    def trial_children(self, experiment_id: str, parent_id: str, trial: int) -> list:
+        """The parent's child runs of trial number `trial`, whatever their status."""
+        query = f"tags.`{PARENT_TAG}` = '{parent_id}' and tags.trial = '{trial}'"
+        return self.client.search_runs([experiment_id], query)
+
+    def running_children(self, experiment_id: str, parent_id: str) -> list:
+        """The parent's child runs still RUNNING."""
+        query = f"tags.`{PARENT_TAG}` = '{parent_id}' and attributes.status = 'RUNNING'"
+        return self.client.search_runs([experiment_id], query)
+
+    def kill_orphans(self, experiment_id: str, parent_id: str) -> int:
+        """Mark child runs left RUNNING by a process that is gone as KILLED; return how many."""
+        from harness.processes import worker_alive
+
+        runs = [
+            r
+            for r in self.running_children(experiment_id, parent_id)
+            if not worker_alive(r.data.tags.get("worker", ""))
+        ]
+        for run in runs:
+            self.client.set_tag(run.info.run_id, "error", "worker process died; the trial is run again")
+            self.client.set_terminated(run.info.run_id, status="KILLED")
+        return len(runs)
+
+
+class LoggedRun:
+    """One run's logging, buffered so that step metrics cost one store write per flush."""
+
+    def __init__(self, client: MlflowClient, run_id: str) -> None:
+        self.client = client
+        self.run_id = run_id
+        self._pending: list[Metric] = []
+
+    def log_params(self, params: dict[str, Any]) -> None:
+        items = [Param(k, str(v)) for k, v in params.items()]
+        for start in range(0, len(items), 100):
+            self.client.log_batch(self.run_id, params=items[start : start + 100])
+
+    def log_metrics(self, metrics: dict[str, float], step: int = 0, flush: bool = True) -> None:
+        now = int(time.time() * 1000)
+        self._pending += [
+            Metric(logged(k), float(v), now, step) for k, v in metrics.items() if math.isfinite(v)
+        ]
+        if flush:
+            self.flush()
+
+    def flush(self) -> None:
+        # the objective first: the store keeps a run's metrics in the order they were first logged, and the
+        # UI's compare page opens its parallel-coordinates chart on the first one the runs share
+        self._pending.sort(key=lambda metric: metric.key != OBJECTIVE)
+        while self._pending:
+            batch, self._pending = self._pending[:1000], self._pending[1000:]
+            self.client.log_batch(self.run_id, metrics=batch)
+
+    def log_text(self, text: str, artifact_file: str) -> None:
+        self.client.log_text(self.run_id, text, artifact_file)
+
+    def log_array(self, array: Any, artifact_file: str) -> None:
+        """A numpy array as an .npy artifact (read back with `np.load(..., allow_pickle=False)`)."""
+        import numpy as np
+
+        with tempfile.TemporaryDirectory() as scratch:
+            path = Path(scratch) / artifact_file
+            np.save(path, array, allow_pickle=False)
+            self.client.log_artifact(self.run_id, str(path))
+
+    def log_items(self, frame: Any) -> None:
+        """A final evaluation's per-item record (a DataFrame, harness.stats.items) as the artifact
+        `items.parquet`: written whole into a scratch folder, then uploaded, so the run never holds part
+        of one (read back with `read_items`)."""
+        from harness.stats.items import ARTIFACT, write_items
+
+        with tempfile.TemporaryDirectory() as scratch:
+            self.client.log_artifact(self.run_id, str(write_items(frame, Path(scratch) / ARTIFACT)))
+
+    def log_resamples(self, scores: Any, resampler: Any) -> None:
+        """A run's item resamples (harness.stats.resample_cache) as the artifact `resamples.npz`, which
+        the report reads instead of recomputing them; written whole, then uploaded."""
+        from harness.stats.resample_cache import ARTIFACT, write_resamples
+
+        with tempfile.TemporaryDirectory() as scratch:
+            path = write_resamples(scores, resampler, Path(scratch) / ARTIFACT)
+            self.client.log_artifact(self.run_id, str(path))
+
+    def set_tag(self, key: str, value: str) -> None:
+        self.client.set_tag(self.run_id, key, value)
+
+    def log_folder(self, folder: Path, artifact_path: str) -> None:
+        self.client.log_artifacts(self.run_id, str(folder), artifact_path)
+
+    def finish_unless_ended(self, status: str, error: str) -> None:
+        """`finish`, unless someone else ended the run already (its status and reason then stand)."""
+        if self.client.get_run(self.run_id).info.status == "RUNNING":
+            self.finish(status, error)
+
+    def finish(self, status: str = "FINISHED", error: str | None = None) -> None:
+        """End the run; a failure records its one-line reason as the `error` tag."""
+        try:
+            self.flush()
+            if error:
+                self.client.set_tag(self.run_id, "error", error[:4000])
+        finally:
+            self.client.set_terminated(self.run_id, status=status)

@@ -1,0 +1,156 @@
+"""harness.fleet.recovery: a lost trial's MLflow run ends KILLED with the handler's reason, also when the
+coordinator's stray-run sweep reached the run first (the moment between Optuna failing the trial and the
+handler's requeue), on a real MLflow store and a real Optuna study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import optuna
+import pytest
+
+from harness.fleet.recovery import (
+    EXPERIMENT,
+    MLFLOW_RUN,
+    PARENT_RUN,
+    STRAY,
+    WORKER,
+    StaleTrialHandler,
+    close_stray_runs,
+)  # fmt: skip
+from harness.tracking.tracker import PARENT_TAG, Tracker
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["run-id-recorded", "found-by-tags"])
+def test_the_handlers_reason_replaces_the_sweeps_guess(tmp_path: Path, recorded: bool) -> None:
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = tracker.experiment_id("recovery")
+    parent = tracker.client.create_run(experiment).info.run_id
+    child = tracker.client.create_run(experiment, tags={PARENT_TAG: parent, "trial": "0"}).info.run_id
+    opt = optuna.create_study()
+    opt.set_user_attr(PARENT_RUN, parent)
+    opt.set_user_attr(EXPERIMENT, experiment)
+    trial = opt.ask()
+    trial.set_user_attr(WORKER, "host:1")
+    if recorded:
+        trial.set_user_attr(MLFLOW_RUN, child)
+    opt.tell(trial, state=optuna.trial.TrialState.FAIL)  # Optuna failed it: heartbeat gone
+
+    assert close_stray_runs(opt, tracker) == 1  # the coordinator's sweep came first
+    assert tracker.client.get_run(child).data.tags["error"] == STRAY
+    StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
+
+    run = tracker.client.get_run(child)
+    assert run.info.status == "KILLED"
+    assert run.data.tags["error"].startswith("worker host:1 lost (no heartbeat for 3 s); queued again")
+    assert len(opt.trials) == 2  # queued again with the same parameters
+
+
+def test_a_run_ended_for_another_reason_is_left_alone(tmp_path: Path) -> None:
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = tracker.experiment_id("recovery")
+    parent = tracker.client.create_run(experiment).info.run_id
+    child = tracker.client.create_run(experiment, tags={PARENT_TAG: parent, "trial": "0"}).info.run_id
+    tracker.client.set_tag(child, "error", "terminated by SIGTERM")
+    tracker.finish(child, "KILLED")
+    opt = optuna.create_study()
+    opt.set_user_attr(PARENT_RUN, parent)
+    opt.set_user_attr(EXPERIMENT, experiment)
+    trial = opt.ask()
+    trial.set_user_attr(MLFLOW_RUN, child)
+    opt.tell(trial, state=optuna.trial.TrialState.FAIL)
+    StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
+    assert tracker.client.get_run(child).data.tags["error"] == "terminated by SIGTERM"
+
+
+@pytest.mark.slow
+def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path
+) -> None:
+    """The worker scored its trial while the trial was taken for lost (a heartbeat gap, e.g. a database
+    restart): it drops its result, runs the trial queued again, and ends the study normally (Optuna 5.0
+    ends `optimize` in `assert False` when a successful objective's trial cannot be told; seen once in
+    the database-restart fault test under load)."""
+    import time
+
+    from optuna.trial import TrialState
+
+    from harness.fleet.optuna_access import storage_of, trial_id
+    from tests.helpers import tiny_study
+    from tests.launcher import launch
+
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="taken")
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
+    release = tmp_path / "release"  # the scored trial waits (up to 120 s) until the test has failed it
+    env = {"HARNESS_PAUSE_AT": "trial_scored=120", "HARNESS_PAUSE_RELEASE": str(release)}
+    proc = launch(args, tmp_path / "run.log", env)
+    tracker, deadline = Tracker(), time.monotonic() + 180
+    while True:  # until trial 0 is scored (its final metrics logged: train/steps is one) and paused
+        assert proc.poll() is None and time.monotonic() < deadline, proc.output()
+        runs = tracker.client.search_runs(
+            [e.experiment_id for e in tracker.client.search_experiments()], "metrics.`train/steps` > 0"
+        )
+        if runs:
+            break
+        time.sleep(0.2)
+    opt = optuna.load_study(study_name="taken.tiny", storage=storage)
+    (lost,) = opt.trials
+    storage_of(opt).set_trial_state_values(trial_id(lost), TrialState.FAIL)  # as fail_stale_trials does
+    StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
+    release.touch()
+    proc.wait(timeout=180)
+    said = proc.output()
+    assert proc.returncode == 0, said
+    assert "trial 0: its trial was taken for lost" in said and "result is dropped" in said
+    assert "Traceback" not in said and "Should not reach" not in said
+    first, again = optuna.load_study(study_name="taken.tiny", storage=storage).trials
+    assert (first.state, again.state) == (TrialState.FAIL, TrialState.COMPLETE)
+    assert again.params == first.params
+    run = tracker.client.get_run(runs[0].info.run_id)
+    assert run.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in run.data.tags["error"]
+
+
+@pytest.mark.slow
+def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path
+) -> None:
+    """The trial is taken for lost after its MLflow run ended FINISHED and before Optuna was told its
+    value (the lost-trial handler leaves ended runs alone): the worker withdraws that run (KILLED, with the
+    reason), so the study lists one finished run per configuration, and runs the queued trial. Seen in the
+    database-restart fault test when the restart outlasted the grace period."""
+    import time
+
+    from optuna.trial import TrialState
+
+    from harness.fleet.optuna_access import storage_of, trial_id
+    from harness.fleet.recovery import TAKEN_OVER
+    from tests.helpers import child_runs, tiny_study
+    from tests.launcher import launch
+
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="withdrawn")
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
+    release = tmp_path / "release"  # the finished trial waits (up to 120 s) until the test has failed it
+    env = {"HARNESS_PAUSE_AT": "trial_finished=120", "HARNESS_PAUSE_RELEASE": str(release)}
+    proc = launch(args, tmp_path / "run.log", env)
+    tracker, deadline = Tracker(), time.monotonic() + 180
+    while not (tracker.client.get_experiment_by_name("withdrawn") and
+               [r for r in child_runs("withdrawn") if r.info.status == "FINISHED"]):  # fmt: skip
+        assert proc.poll() is None and time.monotonic() < deadline, proc.output()
+        time.sleep(0.2)
+    opt = optuna.load_study(study_name="withdrawn.tiny", storage=storage)
+    (lost,) = opt.trials
+    storage_of(opt).set_trial_state_values(trial_id(lost), TrialState.FAIL)  # as fail_stale_trials does
+    StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
+    release.touch()
+    proc.wait(timeout=180)
+    said = proc.output()
+    assert proc.returncode == 0, said
+    assert "trial 0: its trial was taken for lost" in said and "result is dropped" in said
+    assert "Traceback" not in said
+    first, again = optuna.load_study(study_name="withdrawn.tiny", storage=storage).trials
+    assert (first.state, again.state) == (TrialState.FAIL, TrialState.COMPLETE)
+    runs = {r.data.tags["trial"]: r for r in child_runs("withdrawn")}
+    assert runs["0"].info.status == "KILLED" and runs["0"].data.tags["error"] == TAKEN_OVER
+    assert runs["1"].info.status == "FINISHED"

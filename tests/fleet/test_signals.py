@@ -1,0 +1,74 @@
+"""harness.fleet.signals (SIGTERM as Ctrl-C) and harness.fleet.faults (pause points), in this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from harness.fleet.faults import pause_at
+from harness.fleet.signals import Terminated, signals_held, sigterm_as_interrupt, stop_reason, stop_signal
+
+
+def test_sigterm_raises_terminated_inside_the_block_and_the_handlers_come_back() -> None:
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with pytest.raises(Terminated) as caught, sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # never reached: the handler raises in this (the main) thread
+    assert isinstance(caught.value, KeyboardInterrupt)  # every Ctrl-C path handles it
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+    assert (
+        stop_reason(caught.value) == "terminated by SIGTERM" and stop_signal(caught.value) == signal.SIGTERM
+    )
+    assert (
+        stop_reason(KeyboardInterrupt()) == "interrupted (Ctrl-C)" and stop_signal(KeyboardInterrupt()) == 2
+    )
+
+
+def test_a_pause_point_sleeps_only_where_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_PAUSE_AT", "trial_run_created=0.3, trial_started=0")
+    started = time.monotonic()
+    pause_at("trial_started")
+    assert time.monotonic() - started < 0.1
+    pause_at("trial_run_created")
+    assert time.monotonic() - started >= 0.3
+
+
+def test_a_second_signal_during_the_clean_up_ends_the_process_at_once() -> None:
+    """Issue 26 item 1: the first SIGTERM starts the clean stop; a second one does not wait for it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nfrom harness.fleet.signals import Terminated, sigterm_as_interrupt\n"
+            "with sigterm_as_interrupt():\n    try:\n        print('ready', flush=True); time.sleep(60)\n"
+            "    except Terminated:\n        print('cleaning up', flush=True); time.sleep(60)\n")  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "ready\n"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout.readline() == "cleaning up\n"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == -signal.SIGTERM and time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_held_signal_acts_when_the_block_ends(signum: int) -> None:
+    """signals_held: the block runs to its end, then the handler in place before it acts (Terminated for
+    SIGTERM, which also sets both signals to their default action; KeyboardInterrupt for Ctrl-C)."""
+    finished = []
+    with sigterm_as_interrupt():
+        before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt) as caught, signals_held():
+            os.kill(os.getpid(), signum)
+            os.kill(os.getpid(), signal.SIGINT if signum == signal.SIGTERM else signal.SIGTERM)
+            finished.append(True)
+        after = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+        assert finished == [True] and after == (before if signum == signal.SIGINT else (signal.SIG_DFL,) * 2)
+        assert isinstance(caught.value, Terminated) == (signum == signal.SIGTERM)  # the first one counts
+
+
+def test_nothing_held_nothing_raised() -> None:
+    with signals_held():
+        pass

@@ -1,0 +1,97 @@
+"""Same seed, same config, CPU: two runs give identical metrics, and the per-item record of the final
+evaluation gives them back."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.spec.study_spec import load_study
+from harness.stats.item_scores import point_scores
+from harness.stats.items import ARTIFACT, read_items
+from harness.study.runner import run_study
+from harness.tracking.metric_names import metrics_of
+from harness.tracking.tracker import Tracker
+from tests.helpers import child_runs, tiny_study
+
+
+@pytest.mark.slow
+def test_same_seed_same_metrics(tmp_path: Path, tiny_bert: Path) -> None:
+    metrics = []
+    for name in ("same-a", "same-b"):
+        path = tiny_study(tmp_path, tiny_bert, {"seed": [7]}, name=name, method="fusion", batch_size=4,
+                          max_steps=3)  # fmt: skip
+        run_study(load_study(path), progress=False)
+        (run,) = child_runs(name)
+        metrics.append({k: v for k, v in metrics_of(run).items() if k != "train.seconds"})
+    assert metrics[0] == metrics[1]
+    assert "dev.overall" in metrics[0] and len(metrics[0]) > 10
+    # the final dev predictions, read back from MLflow alone, give back the final scores (results.json)
+    client = Tracker().client
+    record = read_items(Path(client.download_artifacts(run.info.run_id, ARTIFACT, str(tmp_path))))
+    results = json.loads(
+        Path(client.download_artifacts(run.info.run_id, "results.json", str(tmp_path))).read_text()
+    )
+    assert list(record.task.unique()) == ["sst", "quora", "sts"]
+    final = {f"dev.{name}": value for name, value in results["scores"].items()}
+    recomputed = point_scores(record)
+    assert recomputed == {name: pytest.approx(value, abs=1e-9) for name, value in final.items()}
+    for accuracy in ("dev.sst.acc", "dev.quora.acc"):  # to the last bit
+        assert recomputed[accuracy] == final[accuracy]
+
+
+@pytest.mark.slow
+def test_frozen_encoder_is_encoded_once_across_evaluations_and_trials(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.evaluate import encode as encode_module
+
+    encoded: list[int] = []
+
+    def counting_encode(encoder: object, sentences: list[str], *args: object) -> dict:
+        encoded.append(len(sentences))
+        return real_encode(encoder, sentences, *args)
+
+    real_encode = encode_module.encode
+    monkeypatch.setattr(encode_module, "encode", counting_encode)  # suite imports it at call time
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1, 2]}, name="frozen-cache", method="frozen",
+                      batch_size=4, max_steps=2, eval_every=1)  # fmt: skip
+    run_study(load_study(path), progress=False)
+    runs = child_runs("frozen-cache")
+    assert len(runs) == 2 and all(r.data.tags["precision"] == "fp32" for r in runs)
+    assert len(encoded) == 1  # trial 1's first dev evaluation; then memory, then the disk cache
+    assert len(list((harness_home / "cache" / "embeddings").glob("*.npz"))) == 1
+
+    encoded.clear()
+    trained = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="trained", method="multitask",
+                         batch_size=4, max_steps=2, eval_every=1)  # fmt: skip
+    run_study(load_study(trained), progress=False)
+    assert len(encoded) == 2  # new weights at each evaluation; the final one repeats step 2's
+    assert len(list((harness_home / "cache" / "embeddings").glob("*.npz"))) == 1  # trained: memory only
+
+
+@pytest.mark.slow
+def test_the_objective_is_stored_first_as_the_best_dev_score_so_far(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 41: a trial's first stored metric is `objective` (MLflow 3.17's compare page opens on the
+    first metric the runs share), logged at each dev evaluation as the best dev score so far, its last
+    point the Optuna value; the final scores are stored without a section (after the curves in the UI)."""
+    path = tiny_study(
+        tmp_path, tiny_bert, {"seed": [1, 2]}, name="objective-first", max_steps=4, eval_every=1
+    )
+    run_study(load_study(path), progress=False)
+    client = Tracker().client
+    for run in child_runs("objective-first"):
+        run = client.get_run(run.info.run_id)  # the metrics in the store's order, as the UI gets them
+        stored = list(run.data.metrics)
+        assert stored[0] == "objective"
+        (best,) = [k for k in stored if k.startswith("dev/") and k.endswith(".best")]
+        dev = [p.value for p in sorted(client.get_metric_history(run.info.run_id, best.removesuffix(".best")),
+                                       key=lambda p: p.step)]  # fmt: skip
+        curve = sorted(
+            client.get_metric_history(run.info.run_id, "objective"), key=lambda p: (p.step, p.timestamp)
+        )
+        assert [p.value for p in curve][: len(dev)] == [max(dev[: i + 1]) for i in range(len(dev))]
+        assert curve[-1].value == run.data.metrics["objective"] == run.data.metrics[best] == max(dev)
+        finals = [k for k in stored if "/" not in k and k != "objective"]
+        assert finals and all(k.startswith("STSBenchmark.") for k in finals)
+        assert set(finals) <= set(metrics_of(run))
