@@ -1,5 +1,5 @@
 """What a `harness` process spends after its command has ended: Python's finalisation (its last full
-garbage collection over every object the imports made) with and without `harness.cli`'s
+garbage collection over every object the imports made) with and without `harness.commands.cli`'s
 `skip_the_final_collection()`, and `os._exit` (no finalisation at all) as the floor. Each variant is a
 new process that imports what a worker imports and exits; the import time is measured inside it, so
 the difference of wall times is the exit's.
@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-IMPORTS = "import harness.runner, harness.trial, harness.cli"
+IMPORTS = "import harness.study.runner, harness.study.trial, harness.commands.cli"
 VARIANTS = {  # what the process does after its imports
     "plain exit": "pass",
-    "skip_the_final_collection()": "harness.cli.skip_the_final_collection()",
+    "skip_the_final_collection()": "harness.commands.cli.skip_the_final_collection()",
     "os._exit(0) (floor)": "import os; os._exit(0)",
 }
 

@@ -116,7 +116,7 @@ def main() -> None:
         size = path.stat().st_size
         os.environ["HARNESS_HOME"] = str(Path(scratch) / ".harness")
         os.environ.pop("MLFLOW_TRACKING_URI", None)
-        from harness.tracking import Tracker
+        from harness.tracking.tracker import Tracker
 
         tracker = Tracker()
         run = tracker.start_run(tracker.experiment_id("items-cost"), "items cost", {})

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import torch
 
-from harness.cost import Calibrator, trial_cost
 from harness.data.paths import resolve_data_dir
 from harness.device import pick_device
-from harness.study_spec import load_study
-from harness.tracking import Tracker
+from harness.planning.cost import Calibrator, trial_cost
+from harness.spec.study_spec import load_study
+from harness.tracking.tracker import Tracker
 
 
 def main() -> None:

@@ -48,8 +48,8 @@ def cells(study: str) -> list[tuple[list[str], str]]:
     """Every (runs, metric) cell the study's tables show: each run alone, each table metric."""
     from harness.report.collect import varying_params
     from harness.report.spec import load_spec
-    from harness.study_runs import trial_frame
-    from harness.tracking import Tracker
+    from harness.tracking.study_runs import trial_frame
+    from harness.tracking.tracker import Tracker
 
     frame, _ = trial_frame(Tracker(), study)
     spec = load_spec(study, list(frame.columns), varying_params(frame))
@@ -64,7 +64,7 @@ def movement(study: str) -> None:
     from harness.report.evidence import Evidence
     from harness.stats.compare import interval
     from harness.stats.resample import Resampler
-    from harness.tracking import Tracker
+    from harness.tracking.tracker import Tracker
 
     shown = cells(study)
     print(f"{len(shown)} cells ({len({m for _, m in shown})} metrics x runs)")

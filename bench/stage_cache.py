@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 from steps import machine_header
 
-from harness.metric_names import metrics_of
+from harness.tracking.metric_names import metrics_of
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -63,9 +63,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         os.environ["HARNESS_HOME"] = str(folder / ".harness")
-        from harness.runner import run_study
-        from harness.study_spec import load_study
-        from harness.tracking import Tracker
+        from harness.spec.study_spec import load_study
+        from harness.study.runner import run_study
+        from harness.tracking.tracker import Tracker
 
         results = {}
         for name, cache in (("without_cache", False), ("with_cache", True)):

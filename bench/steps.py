@@ -15,15 +15,15 @@ def loop_step_seconds(
 ) -> tuple[float, Any]:
     """Seconds per step of the run's first loop stage through the loop's own `train_step` (forward under
     the run's autocast, backward, clipping, fused AdamW), whole batches, after one warm-up step; the model
-    and stages built as `harness plan` builds a trial's (harness.cost.build: a random model of a known
-    config where the weights are not here). `data`: that stage's training data instead of the run's (e.g.
-    `PipelineData(None, [texts])` for a contrastive stage). `compile_mode`: the encoder's forward (and so
-    its backward) through `torch.compile(mode=...)` ("default", "reduce-overhead": CUDA graphs,
+    and stages built as `harness plan` builds a trial's (harness.planning.cost.build: a random model of a
+    known config where the weights are not here). `data`: that stage's training data instead of the run's
+    (e.g. `PipelineData(None, [texts])` for a contrastive stage). `compile_mode`: the encoder's forward (and
+    so its backward) through `torch.compile(mode=...)` ("default", "reduce-overhead": CUDA graphs,
     "max-autotune", ...), warmed up for 3 steps first (compiling, then CUDA graphs' recording).
     Returns (seconds, the built trial)."""
-    from harness.cost import build, time_stage
     from harness.data.paths import resolve_data_dir
-    from harness.run_spec import resolve_run
+    from harness.planning.cost import build, time_stage
+    from harness.spec.run_spec import resolve_run
 
     device = pick_device()
     built, _ = build(resolve_run(config), resolve_data_dir(), device)

@@ -49,7 +49,7 @@ print(local_model(sys.argv[1], Path('.gpu/data'))[0])" "$1"; }
 for section in "$@"; do
   case $section in
     setup) step setup bash -c "python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-             --upgrade --target /tmp/site .gpu/whl/*.whl && python3 -c 'import harness.cli, mlflow, optuna'" ;;
+             --upgrade --target /tmp/site .gpu/whl/*.whl && python3 -c 'import harness.commands.cli, mlflow, optuna'" ;;
     cuda-tests) step cuda-tests python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py ;;
     mfu-base) step mfu-bert-base python3 bench/step_mfu.py --model bert-base-uncased --json "$OUT/mfu-bert-base.json" ;;
     pack-small) step pack-small python3 bench/packing.py --model sentence-transformers/all-MiniLM-L6-v2 \
