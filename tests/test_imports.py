@@ -158,3 +158,34 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
             if layer > own:
                 upward.append(f"{name} -> {target}")
     assert not upward, "imports from a higher layer: " + "; ".join(sorted(upward))
+
+
+# The one door to MLflow (harness.tracking.tracker.Tracker) and the one to Optuna's internals
+# (harness.fleet.optuna_access): what other modules may not do.
+OPTUNA_PRIVATE = {"_storage", "_trial_id", "_study_id", "_backend", "_cached_frozen_trial"}
+
+
+def _reaches(path: Path) -> list[str]:
+    """A module's reaches past the doors: MLflow imported or a client used outside harness/tracking/,
+    Optuna's private modules or attributes outside optuna_access.py."""
+    name = _module(path)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not name.startswith("harness.tracking"):
+            if isinstance(node, ast.Attribute) and node.attr == "client":
+                found.append(f"{name}:{node.lineno} .client")
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            modules += [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            found += [f"{name}:{node.lineno} imports {m}" for m in modules if m.split(".")[0] == "mlflow"]
+        if name != "harness.fleet.optuna_access":
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            if module.startswith("optuna") and any(part.startswith("_") for part in module.split(".")):
+                found.append(f"{name}:{node.lineno} imports {module}")
+            if isinstance(node, ast.Attribute) and node.attr in OPTUNA_PRIVATE:
+                found.append(f"{name}:{node.lineno} .{node.attr}")
+    return found
+
+
+def test_mlflow_and_optunas_internals_each_have_one_door() -> None:
+    reaches = [reach for path in sorted(PACKAGE.rglob("*.py")) for reach in _reaches(path)]
+    assert not reaches, "past the doors: " + "; ".join(reaches)

@@ -17,7 +17,7 @@ from harness.tracking.tracker import PARENT_TAG, Tracker
 def ranked_trials(tracker: Tracker, study: str, profile: str | None) -> list[tuple[float, object]]:
     """(best dev score, run) of the latest study run's finished trials, best first."""
     parent = latest_parent(tracker, study, profile)
-    runs = tracker.client.search_runs(
+    runs = tracker.search_runs(
         [parent.info.experiment_id],
         f"tags.`{PARENT_TAG}` = '{parent.info.run_id}' and attributes.status = 'FINISHED'",
         max_results=50000,
@@ -50,8 +50,7 @@ def export_best(tracker: Tracker, study: str, out: Path, profile: str | None, to
         result = staging / "export"
         result.mkdir()
         for name, run in zip(names, chosen, strict=True):
-            folder = tracker.client.download_artifacts(run.info.run_id, "model", str(staging / name))  # type: ignore[attr-defined]
-            Path(folder).rename(result / name)
+            tracker.download(run.info.run_id, "model", staging / name).rename(result / name)  # type: ignore[attr-defined]
         if top == 1:
             result = result / names[0]
         if out.exists():

@@ -8,6 +8,8 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
   `Study._study_id`: the storage's calls take these ids, not the trial number or the study name.
 - `backend_of(storage)` is `_CachedStorage._backend`: Optuna wraps an RDBStorage in a cache, and the
   heartbeat interval and stale-trial callback live on the wrapped storage.
+- `heartbeat_backend(storage)` uses `optuna.storages._heartbeat` (BaseHeartbeat, is_heartbeat_enabled):
+  whether a storage records heartbeats, which Optuna decides with these and exports no public test for.
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
   included (`_get_trials`, `_create_new_trial`, ...: what Optuna's cache calls); the test checks the list.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import optuna
 from optuna.storages import BaseStorage
+from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
 
@@ -39,3 +42,9 @@ def backend_of(storage: object) -> object:
 def state_now(study: optuna.Study, trial: optuna.Trial | FrozenTrial) -> TrialState:
     """The trial's state in the storage now (another process may have ended it)."""
     return storage_of(study).get_trial(trial_id(trial)).state
+
+
+def heartbeat_backend(storage: object) -> BaseHeartbeat | None:
+    """The storage Optuna records heartbeats in (an RDBStorage given a heartbeat interval), else None."""
+    backend = backend_of(storage)
+    return backend if isinstance(backend, BaseHeartbeat) and is_heartbeat_enabled(backend) else None

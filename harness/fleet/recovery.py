@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.storages import RetryHeartbeatStaleTrialCallback
-from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.fleet.optuna_access import backend_of, storage_of, trial_id
+from harness.fleet.optuna_access import backend_of, heartbeat_backend, storage_of, trial_id
 from harness.notices import notice
 
 if TYPE_CHECKING:  # the runner passes one; this module needs no MLflow of its own
@@ -92,8 +91,7 @@ class StaleTrialHandler:
             self.retry(study, queued)
         try:
             for run_id in self._runs_of(study, trial):
-                self.tracker.client.set_tag(run_id, "error", reason)
-                self.tracker.finish(run_id, "KILLED")
+                self.tracker.finish(run_id, "KILLED", reason)
         except Exception as exc:  # the tracking server is away: the trial is queued again all the same
             reason = str(exc).splitlines()[0][:200]
             notice(f"warning: could not end the MLflow run of lost trial {trial.number} ({reason}); the "
@@ -105,7 +103,7 @@ class StaleTrialHandler:
         the id)."""
         run_id = trial.user_attrs.get(MLFLOW_RUN)
         if run_id:
-            return [run_id] if _open(self.tracker.client.get_run(run_id)) else []
+            return [run_id] if _open(self.tracker.get_run(run_id)) else []
         attrs = study.user_attrs
         if PARENT_RUN not in attrs or EXPERIMENT not in attrs:
             return []
@@ -132,8 +130,8 @@ def heartbeat_of(storage: object) -> int:
 
 def watch(storage: object, tracker: Tracker) -> bool:
     """Attach the handler to a heartbeat storage; False for storages without heartbeats (journal)."""
-    backend = backend_of(storage)
-    if not isinstance(backend, BaseHeartbeat) or not is_heartbeat_enabled(backend):
+    backend = heartbeat_backend(storage)
+    if backend is None:
         return False
     backend.heartbeat_stale_trial_callback = StaleTrialHandler(tracker)  # type: ignore[attr-defined]
     return True
@@ -178,8 +176,7 @@ def close_stray_runs(opt: optuna.Study, tracker: Tracker) -> int:
         if not run.data.tags.get("trial", "").isdigit() or int(run.data.tags["trial"]) not in running
     ]
     for run in stray:
-        tracker.client.set_tag(run.info.run_id, "error", STRAY)
-        tracker.finish(run.info.run_id, "KILLED")
+        tracker.finish(run.info.run_id, "KILLED", STRAY)
     return len(stray)
 
 

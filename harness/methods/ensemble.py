@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -48,8 +47,7 @@ def choose_runs(
 
 def _predictions(tracker: Tracker, run_id: str) -> dict:
     with tempfile.TemporaryDirectory() as folder:
-        path = tracker.client.download_artifacts(run_id, "results.json", folder)
-        return json.loads(Path(path).read_text())["predictions"]
+        return json.loads(tracker.download(run_id, "results.json", folder).read_text())["predictions"]
 
 
 @register_method("ensemble")

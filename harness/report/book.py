@@ -92,7 +92,7 @@ def other_studies(tracker: Tracker, shipped: set[str]) -> dict[str, str]:
     from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
 
     found = {}
-    for experiment in tracker.client.search_experiments(max_results=1000):
+    for experiment in tracker.experiments():
         if experiment.name in shipped:
             continue
         tags = experiment.tags
@@ -100,9 +100,7 @@ def other_studies(tracker: Tracker, shipped: set[str]) -> dict[str, str]:
             found[experiment.name] = f"derived from {tags[DERIVED_FROM]} ({tags.get(DERIVED_CHANGES, '?')})"
         elif "study.path" in tags:
             found[experiment.name] = f"a study from {tags['study.path']}"
-        elif tracker.client.search_runs(
-            [experiment.experiment_id], f"tags.`{ROLE_TAG}` = 'study'", max_results=1
-        ):
+        elif tracker.search_runs([experiment.experiment_id], f"tags.`{ROLE_TAG}` = 'study'", max_results=1):
             found[experiment.name] = "a study whose YAML path was not recorded"
     return found
 

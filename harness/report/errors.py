@@ -35,8 +35,8 @@ def run_predictions(tracker: Tracker, frame: pd.DataFrame, spec: ErrorsTable) ->
     out = {}
     with tempfile.TemporaryDirectory() as scratch:
         for label, run_id in runs.items():
-            path = tracker.client.download_artifacts(run_id, "results.json", scratch)
-            predictions = json.loads(Path(path).read_text()).get("predictions", {})
+            path = tracker.download(run_id, "results.json", scratch)
+            predictions = json.loads(path.read_text()).get("predictions", {})
             if spec.task not in predictions:
                 raise HarnessError(f"table {spec.name}: run {label!r} saved no {spec.task} dev predictions")
             out[label] = predictions[spec.task]

@@ -41,10 +41,10 @@ class Evidence:
 
         with tempfile.TemporaryDirectory() as scratch:
             try:
-                path = self.tracker.client.download_artifacts(run_id, ARTIFACT, scratch)
+                path = self.tracker.download(run_id, ARTIFACT, scratch)
             except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
                 return {}
-            return read_resamples(Path(path), self.resampler) or {}
+            return read_resamples(path, self.resampler) or {}
 
     def _cached(self, run_id: str) -> dict[str, np.ndarray | None]:
         """The run's resamples known so far: first those its trial saved."""
@@ -61,11 +61,11 @@ class Evidence:
         if run_id not in self._records:
             with tempfile.TemporaryDirectory() as scratch:
                 try:
-                    path = self.tracker.client.download_artifacts(run_id, ARTIFACT, scratch)
+                    path = self.tracker.download(run_id, ARTIFACT, scratch)
                 except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
                     self._records[run_id] = None
                 else:
-                    self._records[run_id] = _readable(Path(path))
+                    self._records[run_id] = _readable(path)
         return self._records[run_id]
 
     def resampled(self, run_ids: Sequence[str], metrics: Iterable[str]) -> dict[str, np.ndarray]:

@@ -89,9 +89,7 @@ def log_findings(tracker: Tracker, findings: StudyFindings) -> None:
     whether they are at the paper's setting as a tag."""
     if not findings.verdicts or not findings.parent_run_id:
         return
-    from harness.tracking.tracker import LoggedRun
-
-    run = LoggedRun(tracker.client, findings.parent_run_id)
+    run = tracker.run(findings.parent_run_id)
     run.log_text(findings.json(), ARTIFACT)
     run.log_metrics({f"claims.{k.replace(' ', '_')}": v for k, v in findings.counts().items()})
     run.set_tag("claims.at_paper_setting", str(findings.at_setting).lower())

@@ -46,7 +46,7 @@ def saved_embeddings(tracker: Tracker, frame: pd.DataFrame, spec: Projection) ->
     with tempfile.TemporaryDirectory() as scratch:
         for label, run_id in runs.items():
             try:
-                path = tracker.client.download_artifacts(run_id, ARTIFACT, scratch)
+                path = tracker.download(run_id, ARTIFACT, scratch)
             except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
                 raise HarnessError(
                     f"figure {spec.name}: run {label!r} saved no {ARTIFACT}; run the study with "

@@ -182,5 +182,5 @@ def _derive(study: ResolvedStudy, changes: list[Change], why: str, storage: Base
 def derived_studies(tracker: Tracker, origin: str) -> list[tuple[str, str]]:
     """(name, what differs) of every study derived from `origin` in this store, by the experiment tag the
     runner sets."""
-    found = tracker.client.search_experiments(filter_string=f"tags.`{DERIVED_FROM}` = '{origin}'")
+    found = tracker.experiments(f"tags.`{DERIVED_FROM}` = '{origin}'")
     return sorted((e.name, e.tags.get(DERIVED_CHANGES, "")) for e in found)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mlflow.entities import ViewType
-
 from harness.tracking.tracker import PARENT_TAG, ROLE_TAG, Tracker
 
 if TYPE_CHECKING:
@@ -20,13 +18,11 @@ def retire_runs(tracker: Tracker, study: ResolvedStudy, parent: str | None) -> t
     the same study and profile that have ended (a `--fresh` before this one left them; one still RUNNING
     belongs to a coordinator elsewhere, and a study of the same name from another YAML file is not this
     one), with their trial runs; return (parents, trials) deleted."""
-    experiment = tracker.client.get_experiment_by_name(study.name)
+    experiment = tracker.experiment(study.name)
     if experiment is None:
         return 0, 0
     found = f"tags.`{ROLE_TAG}` = 'study' and tags.profile = '{study.profile}'"
-    candidates = tracker.client.search_runs(
-        [experiment.experiment_id], found, run_view_type=ViewType.ACTIVE_ONLY, max_results=10000
-    )
+    candidates = tracker.search_runs([experiment.experiment_id], found, max_results=10000)
     parents = [
         run
         for run in candidates
@@ -36,16 +32,13 @@ def retire_runs(tracker: Tracker, study: ResolvedStudy, parent: str | None) -> t
     ]
     trials = 0
     for run in parents:
-        children = tracker.client.search_runs(
-            [experiment.experiment_id],
-            f"tags.`{PARENT_TAG}` = '{run.info.run_id}'",
-            run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=50000,
+        children = tracker.search_runs(
+            [experiment.experiment_id], f"tags.`{PARENT_TAG}` = '{run.info.run_id}'", max_results=50000
         )
         for child in children:
-            tracker.client.delete_run(child.info.run_id)
+            tracker.delete_run(child.info.run_id)
         trials += len(children)
-        tracker.client.delete_run(run.info.run_id)
+        tracker.delete_run(run.info.run_id)
     return len(parents), trials
 
 

@@ -152,7 +152,7 @@ def _coordinate(
     experiment = tracker.experiment_id(study.name, study.note(), searched=list(study.search))
     for key, value in study.identity_tags().items():  # `harness studies` and `report` find studies by them
         if key != "study.overrides":
-            tracker.client.set_experiment_tag(experiment, key, value)
+            tracker.tag_experiment(experiment, key, value)
     tags = {
         **study.identity_tags(),
         "study": study.name,
@@ -173,7 +173,7 @@ def _coordinate(
     opt.set_user_attr(EXPERIMENT, experiment)
     close_stray_runs(opt, tracker)
     opt.set_user_attr(HEARTBEAT, settings.heartbeat)
-    tracker.client.log_text(parent, study.source, "study.yaml")
+    tracker.run(parent).log_text(study.source, "study.yaml")
     if requeued and progress:
         tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
     status, outage = "FINISHED", None
@@ -187,7 +187,7 @@ def _coordinate(
             run_local_workers(study, opt, tracker, settings, workers)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (harness.fleet.signals)
         status = "KILLED"
-        tracker.client.set_tag(parent, "outcome", f"{stop_reason(exc)}: re-run the same command to resume")
+        tracker.run(parent).set_tag("outcome", f"{stop_reason(exc)}: re-run the same command to resume")
         raise
     except ServiceUnavailable as exc:  # the database or the tracking server is gone: close what we can
         status, outage = "KILLED", exc
@@ -200,7 +200,7 @@ def _coordinate(
             _conclude(study, opt, tracker, parent, status)
         elif outage.service == "database":  # MLflow may have gone with it (one PostgreSQL): best effort
             with contextlib.suppress(Exception):
-                tracker.client.set_tag(parent, "outcome", f"stopped: {outage}")
+                tracker.run(parent).set_tag("outcome", f"stopped: {outage}")
                 tracker.finish(parent, "KILLED")
     return opt
 
@@ -215,7 +215,7 @@ def _conclude(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, parent:
     if status == "FINISHED" and (failed or missing):  # an honest parent: partial, or FAILED
         parts = [f"{len(failed)} trial(s) failed"] if failed else []
         parts += [f"{missing} trial(s) not run"] if missing else []
-        tracker.client.set_tag(parent, "outcome", "partial: " + ", ".join(parts))
+        tracker.run(parent).set_tag("outcome", "partial: " + ", ".join(parts))
         if not done_count(opt):
             status = "FAILED"
     tracker.finish(parent, status)
@@ -433,5 +433,5 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
     metrics = {**counts, **({"best.objective": best.mean} if best is not None else {})}
     tracker.log_metrics(parent, metrics)
     if best is not None:
-        tracker.client.set_tag(parent, "best_params", str(best.params))
-        tracker.client.set_tag(parent, "best_trial", ", ".join(str(t) for t in best.trials))
+        tracker.run(parent).set_tag("best_params", str(best.params))
+        tracker.run(parent).set_tag("best_trial", ", ".join(str(t) for t in best.trials))

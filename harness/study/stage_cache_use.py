@@ -65,19 +65,19 @@ class MlflowEntries:
         self.run_id = run_id
 
     def publish(self, key: str, cache: StageCache) -> None:
-        self.tracker.client.log_artifacts(self.run_id, str(cache.path(key)), f"stage-cache/{key}")
-        self.tracker.client.set_tag(self.run_id, f"stage_cache.entry.{key}", "stored")
+        self.tracker.upload(self.run_id, cache.path(key), f"stage-cache/{key}")
+        self.tracker.run(self.run_id).set_tag(f"stage_cache.entry.{key}", "stored")
 
     def fetch(self, key: str, cache: StageCache) -> bool:
-        client = self.tracker.client
-        experiments = [e.experiment_id for e in client.search_experiments()]
-        runs = client.search_runs(experiments, f"tags.`stage_cache.entry.{key}` = 'stored'", max_results=1)
+        experiments = [e.experiment_id for e in self.tracker.experiments()]
+        query = f"tags.`stage_cache.entry.{key}` = 'stored'"
+        runs = self.tracker.search_runs(experiments, query, max_results=1)
         if not runs:
             return False
         target = cache.path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{key}.download.") as scratch:
-            folder = Path(client.download_artifacts(runs[0].info.run_id, f"stage-cache/{key}", scratch))
+            folder = self.tracker.download(runs[0].info.run_id, f"stage-cache/{key}", scratch)
             with contextlib.suppress(OSError):  # another process put it in place first: fine
                 folder.rename(target)
         return True
@@ -102,11 +102,11 @@ def _copy_history(tracker: Tracker, source: str, run: LoggedRun, first_step: int
     """The source run's metrics after `first_step` (what this trial trained itself) up to `last_step`:
     its training curves and dev scores of the reused stages, when that run is in this tracking store."""
     try:
-        metrics = tracker.client.get_run(source).data.metrics
+        metrics = tracker.get_run(source).data.metrics
     except Exception:  # another store, or deleted: the tags still name it
         return
     for stored in metrics:
-        for point in tracker.client.get_metric_history(source, stored):
+        for point in tracker.stored_history(source, stored):
             if first_step < point.step <= last_step:
                 run.log_metrics({canonical(stored): point.value}, step=point.step, flush=False)
     run.flush()

@@ -11,20 +11,20 @@ import pandas as pd
 
 from harness.errors import HarnessError, did_you_mean, mask_password
 from harness.home import STUDIES_DIR
-from harness.tracking.metric_names import history, metrics_of
+from harness.tracking.metric_names import metrics_of
 from harness.tracking.tracker import PARENT_TAG, ROLE_TAG, Tracker
 
 
 def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # noqa: ANN201
     """The most recently started parent run of `study` (optionally of one profile)."""
-    experiment = tracker.client.get_experiment_by_name(study)
+    experiment = tracker.experiment(study)
     if experiment is None:
         fix = _no_experiment_fix(tracker, study)
         raise HarnessError(f"no MLflow experiment {study!r} at {mask_password(tracker.uri)}; {fix}")
     query = f"tags.`{ROLE_TAG}` = 'study'"
     if profile:
         query += f" and tags.profile = '{profile}'"
-    runs = tracker.client.search_runs(
+    runs = tracker.search_runs(
         [experiment.experiment_id], query, order_by=["attributes.start_time DESC"], max_results=1
     )
     if not runs:
@@ -41,9 +41,7 @@ def _no_experiment_fix(tracker: Tracker, study: str) -> str:
         return f"run `harness run-study {study}` first"
     if Path(f"{study}.yaml").is_file():
         return f"run `harness run-study {study}.yaml` first"
-    stored = sorted(
-        e.name for e in tracker.client.search_experiments(max_results=1000) if e.name != "Default"
-    )
+    stored = sorted(e.name for e in tracker.experiments() if e.name != "Default")
     files = [path.stem for path in sorted(STUDIES_DIR.glob("*.yaml"))]
     otherwise = "the store has no study runs yet; run one with `harness run-study STUDY`"
     if stored:
@@ -57,7 +55,7 @@ def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tup
     When a configuration ran more than once (a retried trial), the latest finished run is kept.
     """
     parent = latest_parent(tracker, study, profile)
-    children = tracker.client.search_runs(
+    children = tracker.search_runs(
         [parent.info.experiment_id],
         f"tags.`{PARENT_TAG}` = '{parent.info.run_id}' and attributes.status = 'FINISHED'",
         order_by=["attributes.start_time ASC"],
@@ -80,7 +78,7 @@ def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tup
 def unfinished_trials(tracker: Tracker, parent: object) -> list[str]:
     """One line per child run of `parent` that did not finish (skipped, failed, killed): its variant or
     trial number and its `error` tag, so a report says which rows are missing and why."""
-    runs = tracker.client.search_runs(
+    runs = tracker.search_runs(
         [parent.info.experiment_id],  # type: ignore[attr-defined]
         f"tags.`{PARENT_TAG}` = '{parent.info.run_id}' and attributes.status != 'FINISHED'",  # type: ignore[attr-defined]
         order_by=["attributes.start_time ASC"],
@@ -108,7 +106,7 @@ def histories(tracker: Tracker, run_ids: list[str], metric: str) -> dict[str, di
     out: dict[str, dict[int, float]] = {}
     for run_id in run_ids:
         points: dict[int, float] = {}
-        for m in sorted(history(tracker.client, run_id, metric), key=lambda m: (m.step, m.timestamp)):
+        for m in sorted(tracker.history(run_id, metric), key=lambda m: (m.step, m.timestamp)):
             points.setdefault(m.step, m.value)
         out[run_id] = points
     return out

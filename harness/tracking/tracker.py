@@ -23,7 +23,7 @@ from mlflow.tracking import MlflowClient
 from harness.errors import ServiceUnavailable, tracking_unreachable
 from harness.home import harness_home
 from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
-from harness.tracking.metric_names import OBJECTIVE, logged
+from harness.tracking.metric_names import OBJECTIVE, history, logged
 from harness.tracking.store_template import seed_sqlite_store
 
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
@@ -117,7 +117,8 @@ def tracking_outage(exc: BaseException) -> ServiceUnavailable | None:
 
 
 class Tracker:
-    """A tracking store plus the operations the study runner and the report need."""
+    """A tracking store plus the operations the study runner and the report need: the harness's one door
+    to MLflow (modules outside harness/tracking/ call these, never `client`; tests/test_imports.py checks)."""
 
     def __init__(self, uri: str | None = None) -> None:
         self.uri = resolve_tracking_uri(uri)
@@ -175,8 +176,61 @@ class Tracker:
     def start_child(self, experiment_id: str, parent_id: str, name: str, tags: dict[str, str]) -> LoggedRun:
         return self.start_run(experiment_id, name, {**tags, PARENT_TAG: parent_id, ROLE_TAG: "trial"})
 
-    def finish(self, run_id: str, status: str) -> None:
-        self.client.set_terminated(run_id, status=status)
+    def finish(self, run_id: str, status: str, error: str | None = None) -> None:
+        """End the run `run_id` with `status`; `error`, where given, is its one-line reason (`error` tag)."""
+        self.run(run_id).finish(status, error)
+
+    def run(self, run_id: str) -> LoggedRun:
+        """An existing run, to log to."""
+        return LoggedRun(self.client, run_id)
+
+    def get_run(self, run_id: str) -> Any:
+        return self.client.get_run(run_id)
+
+    def experiment(self, name: str) -> Any:
+        """The experiment named `name`, or None."""
+        return self.client.get_experiment_by_name(name)
+
+    def experiments(self, filter_string: str | None = None) -> list:
+        """The store's experiments (MLflow's first page: 1000), those matching `filter_string` if given."""
+        return list(self.client.search_experiments(filter_string=filter_string))
+
+    def search_runs(
+        self,
+        experiment_ids: Sequence[str],
+        filter_string: str = "",
+        max_results: int = 1000,
+        order_by: Sequence[str] | None = None,
+    ) -> list:
+        """Active runs of the experiments matching `filter_string` (MLflow's search syntax), in `order_by`."""
+        found = self.client.search_runs(
+            list(experiment_ids),
+            filter_string,
+            max_results=max_results,
+            order_by=list(order_by) if order_by else None,
+        )
+        return list(found)
+
+    def download(self, run_id: str, artifact: str, folder: str | Path) -> Path:
+        """The run's artifact (a file or a folder) downloaded into `folder`; MLflow's error if it has none."""
+        return Path(self.client.download_artifacts(run_id, artifact, str(folder)))
+
+    def upload(self, run_id: str, folder: Path, artifact_path: str) -> None:
+        self.client.log_artifacts(run_id, str(folder), artifact_path)
+
+    def history(self, run_id: str, name: str) -> list:
+        """Every logged point of the harness metric `name` (under its current stored name or an older one)."""
+        return history(self.client, run_id, name)
+
+    def stored_history(self, run_id: str, stored: str) -> list:
+        """Every logged point of the metric stored as `stored`."""
+        return self.client.get_metric_history(run_id, stored)
+
+    def delete_run(self, run_id: str) -> None:
+        self.client.delete_run(run_id)
+
+    def tag_experiment(self, experiment_id: str, key: str, value: str) -> None:
+        self.client.set_experiment_tag(experiment_id, key, value)
 
     def withdraw(self, run_id: str, reason: str) -> bool:
         """A FINISHED run whose result no longer counts ends KILLED with `reason` as its `error` tag; a run

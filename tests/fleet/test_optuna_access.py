@@ -10,7 +10,14 @@ import pytest
 from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 
-from harness.fleet.optuna_access import backend_of, state_now, storage_of, study_id, trial_id
+from harness.fleet.optuna_access import (
+    backend_of,
+    heartbeat_backend,
+    state_now,
+    storage_of,
+    study_id,
+    trial_id,
+)
 
 
 def test_the_private_handles_are_the_studys_storage_and_ids(tmp_path: Path) -> None:
@@ -24,6 +31,16 @@ def test_the_private_handles_are_the_studys_storage_and_ids(tmp_path: Path) -> N
     frozen = study.trials[0]
     assert trial_id(frozen) == trial_id(trial) and state_now(study, frozen) == TrialState.RUNNING
     assert backend_of(storage).get_heartbeat_interval() == 5  # the settings harness.fleet.recovery reads
+    assert heartbeat_backend(storage) is rdb
+
+
+def test_only_a_storage_given_a_heartbeat_interval_records_heartbeats(tmp_path: Path) -> None:
+    without = RDBStorage(f"sqlite:///{tmp_path / 'plain.db'}")
+    journal = optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(tmp_path / "optuna.journal"))
+    )
+    assert heartbeat_backend(without) is None and heartbeat_backend(journal) is None
+    assert heartbeat_backend(optuna.storages.InMemoryStorage()) is None
 
 
 def test_telling_a_trial_another_process_failed_is_refused() -> None:
