@@ -76,7 +76,7 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
 ) -> None:
     # The projection figures' t-SNE (8 s a panel of 1,101 SST sentences on one core) is tested in
     # tests/report/test_projection.py; here the figure is drawn from the runs' saved embeddings over PCA.
-    monkeypatch.setattr("harness.report.projection.reduce_2d", _first_two_components)
+    monkeypatch.setattr("harness.report.parts.projection.reduce_2d", _first_two_components)
     for study in [SOURCES[name]] if name in SOURCES else []:
         run_study(load_study(str(tiny_copy(study, tmp_path, tiny_bert))), progress=False)
     study = load_study(str(tiny_copy(name, tmp_path, tiny_bert)))

@@ -15,7 +15,7 @@ import numpy as np
 from harness.data.cs224n import train_as_dev
 from harness.objectives.registry import Objective, register_objective
 
-SST_EMBEDDINGS = "sst_dev_embeddings.npy"  # the artifact harness.report.projection reads
+SST_EMBEDDINGS = "sst_dev_embeddings.npy"  # the artifact harness.report.parts.projection reads
 SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson"}
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.data.cs224n import multitask_data
-from harness.report.errors import error_rows
-from harness.report.parts.errors_table import ErrorsTable
+from harness.report.parts.errors_table import ErrorsTable, error_rows
 
 
 def spec(task: str) -> ErrorsTable:
