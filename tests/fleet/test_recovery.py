@@ -5,6 +5,7 @@ handler's requeue), on a real MLflow store and a real Optuna study."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import optuna
 import pytest
@@ -19,6 +20,9 @@ from harness.fleet.recovery import (
     close_stray_runs,
 )  # fmt: skip
 from harness.tracking.tracker import PARENT_TAG, Tracker
+
+if TYPE_CHECKING:
+    from tests.launcher import Launched
 
 
 @pytest.mark.parametrize("recorded", [True, False], ids=["run-id-recorded", "found-by-tags"])
@@ -73,9 +77,6 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
     the database-restart fault test under load)."""
     import time
 
-    from optuna.trial import TrialState
-
-    from harness.fleet.optuna_access import storage_of, trial_id
     from tests.helpers import tiny_study
     from tests.launcher import launch
 
@@ -94,19 +95,7 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
         if runs:
             break
         time.sleep(0.2)
-    opt = optuna.load_study(study_name="taken.tiny", storage=storage)
-    (lost,) = opt.trials
-    storage_of(opt).set_trial_state_values(trial_id(lost), TrialState.FAIL)  # as fail_stale_trials does
-    StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
-    release.touch()
-    proc.wait(timeout=180)
-    said = proc.output()
-    assert proc.returncode == 0, said
-    assert "trial 0: its trial was taken for lost" in said and "result is dropped" in said
-    assert "Traceback" not in said and "Should not reach" not in said
-    first, again = optuna.load_study(study_name="taken.tiny", storage=storage).trials
-    assert (first.state, again.state) == (TrialState.FAIL, TrialState.COMPLETE)
-    assert again.params == first.params
+    _take_for_lost_then_release(proc, tracker, storage, "taken.tiny", release)
     run = tracker.client.get_run(runs[0].info.run_id)
     assert run.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in run.data.tags["error"]
 
@@ -121,9 +110,6 @@ def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
     database-restart fault test when the restart outlasted the grace period."""
     import time
 
-    from optuna.trial import TrialState
-
-    from harness.fleet.optuna_access import storage_of, trial_id
     from harness.fleet.recovery import TAKEN_OVER
     from tests.helpers import child_runs, tiny_study
     from tests.launcher import launch
@@ -139,7 +125,22 @@ def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
                [r for r in child_runs("withdrawn") if r.info.status == "FINISHED"]):  # fmt: skip
         assert proc.poll() is None and time.monotonic() < deadline, proc.output()
         time.sleep(0.2)
-    opt = optuna.load_study(study_name="withdrawn.tiny", storage=storage)
+    _take_for_lost_then_release(proc, tracker, storage, "withdrawn.tiny", release)
+    runs = {r.data.tags["trial"]: r for r in child_runs("withdrawn")}
+    assert runs["0"].info.status == "KILLED" and runs["0"].data.tags["error"] == TAKEN_OVER
+    assert runs["1"].info.status == "FINISHED"
+
+
+def _take_for_lost_then_release(
+    proc: Launched, tracker: Tracker, storage: str, study: str, release: Path
+) -> None:
+    """Fail the paused worker's only trial and queue it again, as the lost-trial handler does, then let the
+    worker go on: it drops its result, runs the queued trial and ends the study normally."""
+    from optuna.trial import TrialState
+
+    from harness.fleet.optuna_access import storage_of, trial_id
+
+    opt = optuna.load_study(study_name=study, storage=storage)
     (lost,) = opt.trials
     storage_of(opt).set_trial_state_values(trial_id(lost), TrialState.FAIL)  # as fail_stale_trials does
     StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
@@ -148,9 +149,7 @@ def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
     said = proc.output()
     assert proc.returncode == 0, said
     assert "trial 0: its trial was taken for lost" in said and "result is dropped" in said
-    assert "Traceback" not in said
-    first, again = optuna.load_study(study_name="withdrawn.tiny", storage=storage).trials
+    assert "Traceback" not in said and "Should not reach" not in said
+    first, again = optuna.load_study(study_name=study, storage=storage).trials
     assert (first.state, again.state) == (TrialState.FAIL, TrialState.COMPLETE)
-    runs = {r.data.tags["trial"]: r for r in child_runs("withdrawn")}
-    assert runs["0"].info.status == "KILLED" and runs["0"].data.tags["error"] == TAKEN_OVER
-    assert runs["1"].info.status == "FINISHED"
+    assert again.params == first.params
