@@ -9,8 +9,8 @@ import numpy as np
 
 from harness.data.cs224n import MultitaskData
 from harness.method_models.base import MethodModel
+from harness.train.combiners import TASKS
 from harness.train.loop import Stage
-from harness.train.multitask import TASKS
 
 
 class EnsembleModel(MethodModel):

@@ -12,8 +12,8 @@ from harness.data.cs224n import MultitaskData
 from harness.losses import cross_entropy
 from harness.method_models.tasks import TaskModel
 from harness.model.dropout_views import ViewPasses, model_dropout, supcon_views
+from harness.train.combiners import schedule
 from harness.train.loop import Stage
-from harness.train.multitask import schedule
 
 
 class SupCLSeqModel(TaskModel):

@@ -16,7 +16,7 @@ from harness.fields import Strict
 from harness.methods.base import DataSources, Method
 from harness.objectives.multitask import SINGLE_TASK_SCORE
 from harness.registry import register_method
-from harness.train.multitask import TASKS
+from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
     from harness.tracking.tracker import Tracker

@@ -37,7 +37,7 @@ from harness.methods.tasks import TaskMethod
 from harness.registry import register_method
 from harness.stages.context import StageSources
 from harness.stages.registry import StageEntry, StageSpec, expand
-from harness.train.multitask import TASKS
+from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
     from harness.spec.run_spec import ResolvedRun

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from harness.data.cs224n import MultitaskData
 from harness.methods.base import DataSources, Method
 from harness.methods.params import HeadParams, SentimentHeadParams
-from harness.train.multitask import TASKS
+from harness.train.combiners import TASKS
 
 
 class TaskMethod(Method):

@@ -30,18 +30,18 @@ class MultitaskObjective(Objective):
         return ("overall", "overall_r01", *singles) if len(tasks) == 3 else singles
 
     def predictions(self, encode: Any) -> dict[str, Any]:
-        from harness.evaluate.multitask import predict_multitask  # torch: only where a trial scores
+        from harness.evaluate.cs224n_scores import predict_multitask  # torch: only where a trial scores
 
         model = self.model
         return predict_multitask(model, model.task_data(self.data), encode, model.tasks)
 
     def dev_scores(self) -> dict[str, float]:
-        from harness.evaluate.multitask import score_predictions
+        from harness.evaluate.cs224n_scores import score_predictions
 
         return score_predictions(self.predictions(self.encode), self.model.task_data(self.data))
 
     def train_scores(self) -> dict[str, float]:
-        from harness.evaluate.multitask import predict_multitask, score_predictions
+        from harness.evaluate.cs224n_scores import predict_multitask, score_predictions
 
         size = self.run.settings.train_eval_size
         if not size:
@@ -51,7 +51,7 @@ class MultitaskObjective(Objective):
         return score_predictions(predict_multitask(self.model, data, self.encode, tasks), data)
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
-        from harness.evaluate.multitask import multitask_items, score_predictions
+        from harness.evaluate.cs224n_scores import multitask_items, score_predictions
 
         predictions, data = self.predictions(self.final_encode), self.model.task_data(self.data)
         scores = score_predictions(predictions, data)

@@ -6,7 +6,7 @@
   its score (harness.evaluate.suite.flat_metrics);
 - `glue`: `dev.<task>.<metric>` for each GLUE metric of the pipeline's last `glue` task;
 - `multitask` / `ensemble`: `dev.<score>` for the scores of its scored tasks, with `dev.overall` and
-  `dev.overall_r01` when all three are scored (harness.evaluate.multitask.score_predictions).
+  `dev.overall_r01` when all three are scored (harness.evaluate.cs224n_scores.score_predictions).
 
 The last two log every dev score they can select on (`metric_choices`) under `dev.`."""
 

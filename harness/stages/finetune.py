@@ -1,5 +1,5 @@
 """`finetune` stages: the CS224N tasks (SST-5, Quora, STS) on the method's heads. `finetune: multitask`
-trains all three with a combiner (harness.train.multitask: average, batch / epoch round robin, PCGrad);
+trains all three with a combiner (harness.train.combiners: average, batch / epoch round robin, PCGrad);
 `finetune: sst` (or quora, sts) trains that task alone. `heads_only` freezes the encoder (Phillips'
 "pretrain" baseline). A pipeline with such a stage is scored on the CS224N dev sets."""
 
@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 from harness.data.cs224n import MultitaskData
 from harness.fields import refuse_set
 from harness.stages.registry import StageSpec, register_stage
-from harness.train.multitask import COMBINERS, TASKS, Combiner, schedule
+from harness.train.combiners import COMBINERS, TASKS, Combiner, schedule
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
@@ -30,7 +30,7 @@ class TaskStage(StageSpec):
 
     combiner: Combiner = Field(
         "average",
-        description="how the three tasks share the steps (harness.train.multitask); multitask stages only",
+        description="how the three tasks share the steps (harness.train.combiners); multitask stages only",
     )
     heads_only: bool = Field(False, description="freeze the encoder, train only the heads")
 

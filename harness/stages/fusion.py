@@ -13,7 +13,7 @@ from harness.fields import TemperatureField
 from harness.stages.contrastive import simcse_loss
 from harness.stages.finetune import Tasks, TaskStage
 from harness.stages.registry import register_stage
-from harness.train.multitask import COMBINERS
+from harness.train.combiners import COMBINERS
 
 if TYPE_CHECKING:
     from harness.config import RunConfig

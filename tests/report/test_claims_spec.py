@@ -211,7 +211,7 @@ def test_produced_metrics_of_an_sts_run_are_flat_metrics_of_its_evaluation(data_
 
 def test_produced_metrics_of_multitask_and_glue_runs(data_dir: Path) -> None:
     from harness.data.cs224n import read_multitask
-    from harness.evaluate.multitask import score_predictions
+    from harness.evaluate.cs224n_scores import score_predictions
     from harness.objectives.glue import glue_scores
 
     data = read_multitask(data_dir)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from harness.data.cs224n import read_multitask
-from harness.evaluate.multitask import multitask_items, score_predictions
+from harness.evaluate.cs224n_scores import multitask_items, score_predictions
 from harness.stats.item_scores import point_scores
 
 

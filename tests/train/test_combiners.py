@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.train.multitask import schedule
+from harness.train.combiners import schedule
 
 SIZES = {"sst": 50, "quora": 200, "sts": 20}
 
@@ -35,7 +35,7 @@ def test_the_combiner_table_gives_each_finetune_stage_its_schedule_and_backward_
     from harness.config import RunConfig
     from harness.data.cs224n import multitask_data
     from harness.stages.finetune import FinetuneStage
-    from harness.train.multitask import COMBINERS
+    from harness.train.combiners import COMBINERS
 
     data = multitask_data(data_dir)
     for name, rule in COMBINERS.items():
