@@ -1,32 +1,36 @@
-"""LaTeX tables (booktabs, best in bold) from the trials frame, via pandas Styler."""
+"""What the table kinds share (each kind is one file in harness/report/parts/): a summary of means rendered
+as booktabs LaTeX via pandas Styler (best in bold, the paper's rows and differences, intervals and
+daggers), derived rows and columns, a grid pivot (also the heatmap's), and LaTeX escaping."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 from harness.errors import HarnessError
-from harness.report.collect import filter_runs, require_columns, row_labels
+from harness.report.collect import require_columns
 from harness.report.setting import Setting
-from harness.report.table_stats import (
-    TableStats,
-    config_params,
-    derived_vector,
-    one_configuration,
-    seed_sorted,
-    table_stats,
-)
+from harness.report.table_stats import TableStats, derived_vector, table_stats
 
 if TYPE_CHECKING:
     from harness.report.evidence import Evidence
     from harness.report.parts.base import Derived
-    from harness.report.parts.grid_table import GridTable
-    from harness.report.parts.runs_table import RunsTable
 
 GREEK = {"lambda": r"$\lambda$", "tau": r"$\tau$"}  # params printed as the papers print them
+
+
+class Summarised(Protocol):
+    """What the shared code reads of a table kind (runs, grid)."""
+
+    name: str
+    caption: str
+    digits: int
+    reference: dict[str, dict[str, float]]
+    reference_source: str
+    baseline: str | None
 
 
 def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table: str) -> pd.DataFrame:
@@ -36,46 +40,11 @@ def grid_frame(frame: pd.DataFrame, rows: str, columns: str, metric: str, table:
     return grid.sort_index().sort_index(axis=1)
 
 
-def grid_latex(
-    frame: pd.DataFrame, spec: GridTable, setting: Setting | None = None, evidence: Evidence | None = None
-) -> str:
-    """The metric over rows x columns (mean over a cell's runs), the best cell in bold; `rename` names
-    values, `derived_rows` add differences or means of rows (David et al. Table 9), and `reference` rows
-    print the paper's values under a row, with the difference."""
-    frame = filter_runs(frame, spec.where, f"table {spec.name}")
-    grid = grid_frame(frame, spec.rows, spec.columns, spec.metric, spec.name)
-    count = frame.pivot_table(index=spec.rows, columns=spec.columns, values=spec.metric, aggfunc="count")
-    std = frame.pivot_table(index=spec.rows, columns=spec.columns, values=spec.metric, aggfunc="std")
-    std, count = std.reindex_like(grid), count.reindex_like(grid).fillna(0).max(axis=1).astype(int)
-
-    def shown(value: object) -> str:
-        text = f"{value:g}" if isinstance(value, int | float) else str(value)
-        return spec.rename.get(text, text)
-
-    for table in (grid, std):
-        table.index, table.columns = [shown(v) for v in table.index], [shown(v) for v in table.columns]
-    count.index = grid.index
-    grid, std, count = _derived_rows(grid, std, count, spec.derived_rows, spec.name)
-    rows, columns = (GREEK.get(name, escape_latex(name)) for name in (spec.rows, spec.columns))
-    corner = f"{rows} \\textbackslash{{}} {columns}"
-    stats = None
-    if evidence is not None and spec.intervals:
-        cells: dict[tuple[str, str], tuple[list[str], str]] = {}
-        mixed, params = [], config_params(frame)
-        for (row, column), runs in seed_sorted(frame).groupby([spec.rows, spec.columns], sort=False):
-            if one_configuration(runs, params):
-                cells[(shown(row), shown(column))] = (list(runs.run_id), spec.metric)
-            else:
-                mixed.append((shown(row), shown(column)))
-        stats = _stats(evidence, cells, grid, spec, setting, mixed)
-    return _render(grid, std, count, spec, best_overall=True, corner=corner, setting=setting, stats=stats)
-
-
-def _stats(
+def summary_stats(
     evidence: Evidence,
     cells: dict[tuple[str, str], tuple[list[str], str]],
     mean: pd.DataFrame,
-    spec: RunsTable | GridTable,
+    spec: Summarised,
     setting: Setting | None,
     mixed: list,
 ) -> TableStats:
@@ -93,22 +62,7 @@ def _stats(
     return stats
 
 
-def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
-    """One row per run labelled by `spec.label`, one column per metric (labels repeat across seeds)."""
-    if not set(spec.columns.values()) & set(frame.columns):  # some missing: runs of a subset of tasks, "--"
-        require_columns(frame, list(spec.columns.values()), f"table {spec.name}")
-    labels = [spec.rename.get(label, label) for label in row_labels(frame, spec.label, f"table {spec.name}")]
-    table = pd.DataFrame(
-        {
-            header: frame.get(metric, pd.Series(float("nan"), index=frame.index)).to_numpy()
-            for header, metric in spec.columns.items()
-        },
-        index=pd.Index(labels, name="Model"),
-    )
-    return table
-
-
-def _derive(values: pd.DataFrame, derived: Derived, axis: int) -> pd.Series:
+def derive(values: pd.DataFrame, derived: Derived, axis: int) -> pd.Series:
     """`derived.op` over the named columns (axis 1) or rows (axis 0) of `values`."""
     picked = values[derived.of] if axis == 1 else values.loc[derived.of]
     if derived.op == "mean":
@@ -117,29 +71,7 @@ def _derive(values: pd.DataFrame, derived: Derived, axis: int) -> pd.Series:
     return picked[first] - picked[second] if axis == 1 else picked.loc[first] - picked.loc[second]
 
 
-def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
-    """(mean, sample std, n) per label after `where`, with the derived columns and rows (n 0), in the
-    order of `rows`, else the references' order then the labels' first appearance. n counts the runs
-    with a value: runs of different tasks may share a label, each filling its own columns."""
-    runs = runs_frame(filter_runs(frame, spec.where, f"table {spec.name}"), spec)
-    grouped = runs.groupby(level=0, sort=False)
-    mean, std, count = grouped.mean(), grouped.std(ddof=1), grouped.count().max(axis=1)
-    for header, derived in spec.derived_columns.items():
-        mean[header], std[header] = _derive(mean, derived, axis=1), float("nan")
-    if spec.rows is not None:  # the labels a profile ran (a smoke profile may run a subset)
-        order = [label for label in spec.rows if label in mean.index]
-        if not order:
-            raise HarnessError(
-                f"table {spec.name}: no run labelled {spec.rows}; fix 'rows' in reports/<study>.yaml"
-            )
-    else:
-        order = [label for label in spec.reference if label in mean.index]
-        order += [label for label in mean.index if label not in order]
-    mean, std, count = mean.loc[order], std.loc[order], count.loc[order]
-    return _derived_rows(mean, std, count, spec.derived_rows, spec.name)
-
-
-def _derived_rows(
+def with_derived_rows(
     mean: pd.DataFrame, std: pd.DataFrame, count: pd.Series, derived_rows: dict[str, Derived], table: str
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
     """Append each derived row (n 0: never bold, no spread)."""
@@ -147,43 +79,15 @@ def _derived_rows(
         unknown = [name for name in derived.of if name not in mean.index]
         if unknown:
             raise HarnessError(f"table {table}: derived row {label!r} uses {unknown}, which have no runs")
-        mean.loc[label], std.loc[label], count.loc[label] = _derive(mean, derived, axis=0), float("nan"), 0
+        mean.loc[label], std.loc[label], count.loc[label] = derive(mean, derived, axis=0), float("nan"), 0
     return mean, std, count
 
 
-def runs_latex(
-    frame: pd.DataFrame, spec: RunsTable, setting: Setting | None = None, evidence: Evidence | None = None
-) -> str:
-    """Means (with +- std and n where a label has several runs, e.g. seeds), the best mean per column in
-    bold (ties as printed bold alike; derived rows never), and under each label with a `reference` its
-    paper's values and the difference harness - paper (a reference whose label has no runs yet is left
-    out). `transpose` swaps rows and columns, the paper's values and differences then under each metric."""
-    mean, std, count = runs_summary(frame, spec)
-    stats = None
-    if evidence is not None and spec.intervals:
-        runs = seed_sorted(filter_runs(frame, spec.where, f"table {spec.name}"))
-        labels = [
-            spec.rename.get(label, label) for label in row_labels(runs, spec.label, f"table {spec.name}")
-        ]
-        cells, mixed, params = {}, [], config_params(runs)
-        for label, group in runs.groupby(pd.Index(labels), sort=False):
-            for column, metric in spec.columns.items():  # the runs that have the column's metric: a
-                scored = group[group[metric].notna()] if metric in group else group.iloc[0:0]  # row may
-                if one_configuration(
-                    scored, params
-                ):  # join runs of other tasks (Chen Table 2's single-task row)
-                    cells[(label, column)] = (list(scored.run_id), metric)
-                else:
-                    mixed.append((label, column))
-        stats = _stats(evidence, cells, mean, spec, setting, mixed)
-    return _render(mean, std, count, spec, setting=setting, stats=stats)
-
-
-def _render(
+def render_summary(
     mean: pd.DataFrame,
     std: pd.DataFrame,
     count: pd.Series,
-    spec: RunsTable | GridTable,
+    spec: Summarised,
     best_overall: bool = False,
     corner: str | None = None,
     setting: Setting | None = None,

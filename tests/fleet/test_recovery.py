@@ -4,8 +4,10 @@ handler's requeue), on a real MLflow store and a real Optuna study."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import optuna
 import pytest
@@ -23,6 +25,8 @@ from harness.tracking.tracker import PARENT_TAG, Tracker
 
 if TYPE_CHECKING:
     from tests.launcher import Launched
+
+T = TypeVar("T")
 
 
 @pytest.mark.parametrize("recorded", [True, False], ids=["run-id-recorded", "found-by-tags"])
@@ -75,26 +79,14 @@ def test_a_trial_taken_for_lost_after_it_was_scored_is_dropped_and_run_again(
     restart): it drops its result, runs the trial queued again, and ends the study normally (Optuna 5.0
     ends `optimize` in `assert False` when a successful objective's trial cannot be told; seen once in
     the database-restart fault test under load)."""
-    import time
-
-    from tests.helpers import tiny_study
-    from tests.launcher import launch
-
-    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="taken")
-    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
-    args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
-    release = tmp_path / "release"  # the scored trial waits (up to 120 s) until the test has failed it
-    env = {"HARNESS_PAUSE_AT": "trial_scored=120", "HARNESS_PAUSE_RELEASE": str(release)}
-    proc = launch(args, tmp_path / "run.log", env)
-    tracker, deadline = Tracker(), time.monotonic() + 180
-    while True:  # until trial 0 is scored (its final metrics logged: train/steps is one) and paused
-        assert proc.poll() is None and time.monotonic() < deadline, proc.output()
-        runs = tracker.client.search_runs(
+    proc, storage, release = _paused_study(tmp_path, tiny_bert, "taken", "trial_scored")
+    tracker = Tracker()
+    runs = _until(  # trial 0 scored (its final metrics logged: train/steps is one) and paused
+        proc,
+        lambda: tracker.client.search_runs(
             [e.experiment_id for e in tracker.client.search_experiments()], "metrics.`train/steps` > 0"
-        )
-        if runs:
-            break
-        time.sleep(0.2)
+        ),
+    )
     _take_for_lost_then_release(proc, tracker, storage, "taken.tiny", release)
     run = tracker.client.get_run(runs[0].info.run_id)
     assert run.info.status == "KILLED" and "lost (no heartbeat for 3 s)" in run.data.tags["error"]
@@ -108,23 +100,13 @@ def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
     value (the lost-trial handler leaves ended runs alone): the worker withdraws that run (KILLED, with the
     reason), so the study lists one finished run per configuration, and runs the queued trial. Seen in the
     database-restart fault test when the restart outlasted the grace period."""
-    import time
-
     from harness.fleet.recovery import TAKEN_OVER
-    from tests.helpers import child_runs, tiny_study
-    from tests.launcher import launch
+    from tests.helpers import child_runs
 
-    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="withdrawn")
-    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
-    args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
-    release = tmp_path / "release"  # the finished trial waits (up to 120 s) until the test has failed it
-    env = {"HARNESS_PAUSE_AT": "trial_finished=120", "HARNESS_PAUSE_RELEASE": str(release)}
-    proc = launch(args, tmp_path / "run.log", env)
-    tracker, deadline = Tracker(), time.monotonic() + 180
-    while not (tracker.client.get_experiment_by_name("withdrawn") and
-               [r for r in child_runs("withdrawn") if r.info.status == "FINISHED"]):  # fmt: skip
-        assert proc.poll() is None and time.monotonic() < deadline, proc.output()
-        time.sleep(0.2)
+    proc, storage, release = _paused_study(tmp_path, tiny_bert, "withdrawn", "trial_finished")
+    tracker = Tracker()
+    _until(proc, lambda: tracker.experiment("withdrawn") and
+           [r for r in child_runs("withdrawn") if r.info.status == "FINISHED"])  # fmt: skip
     _take_for_lost_then_release(proc, tracker, storage, "withdrawn.tiny", release)
     runs = {r.data.tags["trial"]: r for r in child_runs("withdrawn")}
     assert runs["0"].info.status == "KILLED" and runs["0"].data.tags["error"] == TAKEN_OVER
@@ -153,3 +135,26 @@ def _take_for_lost_then_release(
     first, again = optuna.load_study(study_name=study, storage=storage).trials
     assert (first.state, again.state) == (TrialState.FAIL, TrialState.COMPLETE)
     assert again.params == first.params
+
+
+def _paused_study(tmp_path: Path, tiny_bert: Path, name: str, point: str) -> tuple[Launched, str, Path]:
+    """A one-trial study run in a process of its own on a heartbeat storage (1 s), its trial held at the
+    pause `point` (up to 120 s) until the test creates the returned release file."""
+    from tests.helpers import tiny_study
+    from tests.launcher import launch
+
+    study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name=name)
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    args = ["run-study", study, "--storage", storage, "--heartbeat", "1", "--no-progress"]
+    release = tmp_path / "release"
+    env = {"HARNESS_PAUSE_AT": f"{point}=120", "HARNESS_PAUSE_RELEASE": str(release)}
+    return launch(args, tmp_path / "run.log", env), storage, release
+
+
+def _until(proc: Launched, found: Callable[[], T]) -> T:
+    """`found()` once it is truthy, polled while the process runs (at most 180 s)."""
+    deadline = time.monotonic() + 180
+    while not (value := found()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.output()
+        time.sleep(0.2)
+    return value

@@ -6,9 +6,8 @@ import pandas as pd
 import pytest
 
 from harness.errors import HarnessError
-from harness.report.figures import bar_frame, line_frame
-from harness.report.parts.bar import Bar
-from harness.report.parts.line import Line
+from harness.report.parts.bar import Bar, bar_frame
+from harness.report.parts.line import Line, line_frame
 from harness.report.tables import grid_frame
 
 RUNS = pd.DataFrame({"lambda": [0.1, 0.5], "tau": [1.0, 1.0], "STS.avg": [70.0, 71.0], "variant": ["a", "b"]})

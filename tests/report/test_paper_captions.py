@@ -56,7 +56,7 @@ def test_phillips_table_1_test_column_is_shown_and_overall_is_credited_to_the_pa
     Overall is not called the harness's addition."""
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     dev = _caption("contrastive_pretraining", "dev_scores")
     assert "harness's addition" not in dev and '"Overall Score (Test)" 0.663' in dev

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.report.parts.runs_table import RunsTable
+from harness.report.parts.runs_table import RunsTable, runs_latex
 from harness.report.setting import Setting, paper_setting
-from harness.report.tables import latex_label, runs_latex
+from harness.report.tables import latex_label
 
 LIAO = {"STS12": 65.72, "Avg.": 69.18}
 

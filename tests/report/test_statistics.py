@@ -232,8 +232,8 @@ def test_line_points_carry_their_intervals(
     seeds' mean at each lambda, each error bar spans exactly that point's interval (low below, high
     above), and the title says the bars are intervals."""
     from harness.report.evidence import Evidence
-    from harness.report.figures import curve, line_frame
-    from harness.report.parts.line import Line
+    from harness.report.figures import curve
+    from harness.report.parts.line import Line, line_frame
     from harness.stats.compare import interval
     from harness.tracking.study_runs import trial_frame
 

@@ -22,8 +22,7 @@ def test_every_latex_special_is_escaped_once() -> None:
 def test_runs_table_averages_seeds_and_prints_the_papers_numbers_with_the_difference() -> None:
     import pandas as pd
 
-    from harness.report.parts.runs_table import RunsTable
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import RunsTable, runs_latex
 
     frame = pd.DataFrame(
         {"variant": ["fusion", "fusion", "fusion", "baseline"], "seed": [1, 2, 3, 1],
@@ -49,8 +48,8 @@ def test_curve_points_follow_epochs_and_average_seeds(tmp_path, monkeypatch) -> 
     axes name epoch and the metric."""
     import pandas as pd
 
-    from harness.report.figures import curve, curve_frame
-    from harness.report.parts.curve import Curve
+    from harness.report.figures import curve
+    from harness.report.parts.curve import Curve, curve_frame
 
     frame = pd.DataFrame({"run_id": ["a", "b", "c"], "variant": ["x", "x", "y"]})
     history = {"a": {10: 0.5, 20: 0.6, 25: 0.61}, "b": {10: 0.7, 20: 0.8}, "c": {10: 0.1, 20: 0.2}}
@@ -90,7 +89,7 @@ def _cells(latex: str) -> list[list[str]]:
 def test_where_keeps_one_row_of_the_grid_as_liao_table_6() -> None:
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     frame = pd.DataFrame({"lambda": [0.1, 0.1, 0.5, 0.5], "tau": [1, 0.1, 1, 0.1],
                           "sts": [70.0, 60.0, 69.0, 61.0]})  # fmt: skip
@@ -103,7 +102,7 @@ def test_where_keeps_one_row_of_the_grid_as_liao_table_6() -> None:
 def test_derived_columns_and_rows_and_the_transposed_layout() -> None:
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     frame = pd.DataFrame({"variant": ["cos", "lin"], "a": [0.6, 0.5], "b": [0.2, 0.4]})
     spec = _table(label="{variant}", columns={"A": "a", "B": "b"}, rows=["lin", "cos"],
@@ -128,7 +127,7 @@ def test_a_derived_row_is_never_bold_and_a_derived_mean_needs_every_part() -> No
     not the paper's)."""
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     frame = pd.DataFrame({"variant": ["cos", "lin"], "a": [0.6, -0.3], "b": [0.2, None]})
     spec = _table(label="{variant}", columns={"A": "a", "B": "b"}, rows=["cos", "lin"],
@@ -145,7 +144,7 @@ def test_n_counts_the_runs_of_the_best_covered_metric() -> None:
     mean of two runs, with their spread), RTE that row's one value."""
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     frame = pd.DataFrame({"views": ["0.1"] * 2, "cola": [60.0, 62.0], "rte": [65.0, None]})
     rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
@@ -155,7 +154,7 @@ def test_n_counts_the_runs_of_the_best_covered_metric() -> None:
 def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     frame = pd.DataFrame({"views": ["0.1,0.1"] * 2, "cola": [60.0, None], "rte": [None, 65.0]})
     rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
@@ -173,8 +172,7 @@ def test_bar_change_is_the_mean_difference_over_pairs(tmp_path, monkeypatch) -> 
     import pandas as pd
     from matplotlib.container import BarContainer
 
-    from harness.report.figures import bar, bar_frame
-    from harness.report.parts.bar import Bar
+    from harness.report.parts.bar import Bar, bar, bar_frame
 
     frame = pd.DataFrame({"variant": ["a.cos", "a.lin", "b.cos", "b.lin"], "sts": [0.5, 0.3, 0.4, 0.4]})
     spec = Bar(name="f", kind="bar", label="{variant}", columns={"STS": "sts"},
@@ -212,8 +210,8 @@ def test_line_draws_a_metric_against_a_param(tmp_path, monkeypatch) -> None:  # 
     """The `where`'s runs only, one line for tau 1: the metric's values at each lambda, λ on the x axis."""
     import pandas as pd
 
-    from harness.report.figures import curve, line_frame
-    from harness.report.parts.line import Line
+    from harness.report.figures import curve
+    from harness.report.parts.line import Line, line_frame
 
     frame = pd.DataFrame({"lambda": [0.1, 0.5, 0.1, 0.5], "tau": [1, 1, 0.1, 0.1], "m": [1.0, 2.0, 3.0, 4.0]})
     spec = Line(name="l", kind="line", x="lambda", metric="m", label="tau {tau}", where={"tau": 1})
@@ -232,8 +230,7 @@ def test_line_draws_a_metric_against_a_param(tmp_path, monkeypatch) -> None:  # 
 def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> None:
     import pandas as pd
 
-    from harness.report.parts.grid_table import GridTable
-    from harness.report.tables import grid_latex
+    from harness.report.parts.grid_table import GridTable, grid_latex
 
     frame = pd.DataFrame({"similarity_head": ["linear", "cosine", "linear", "cosine"],
                           "variant": ["a", "a", "b", "b"], "m": [0.577, 0.593, 0.562, 0.588]})  # fmt: skip
@@ -266,8 +263,8 @@ def _seeded_grid():  # noqa: ANN202
 def test_a_grid_cell_is_the_mean_of_its_runs() -> None:
     """Issue 43: a grid cell over several runs (seeds) shows their mean, sample std and n, and the bold
     best cell is the best mean, so an aggregation other than the mean (max, min, first, median) fails."""
-    from harness.report.parts.grid_table import GridTable
-    from harness.report.tables import grid_frame, grid_latex
+    from harness.report.parts.grid_table import GridTable, grid_latex
+    from harness.report.tables import grid_frame
 
     frame = _seeded_grid()
     spec = GridTable(name="g", kind="grid", rows="lambda", columns="tau", metric="STS12-16.wmean")
@@ -283,8 +280,7 @@ def test_the_heatmap_draws_the_grid_of_means_rows_down_columns_across(tmp_path, 
     """The heatmap's image is the grid of cell means with lambda down (rows) and tau across (columns), as
     its tick labels and axis names say; each cell is printed with its mean, the best mean is outlined,
     and the title and colour bar name the metric."""
-    from harness.report.figures import heatmap
-    from harness.report.parts.heatmap import Heatmap
+    from harness.report.parts.heatmap import Heatmap, heatmap
 
     spec = Heatmap(name="h", kind="heatmap", rows="lambda", columns="tau", metric="STS12-16.wmean")
     drawn = capture_figures(monkeypatch)
@@ -305,7 +301,7 @@ def test_the_heatmap_draws_the_grid_of_means_rows_down_columns_across(tmp_path, 
 def test_a_wide_table_is_scaled_to_the_text_width() -> None:
     import pandas as pd
 
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import runs_latex
 
     columns = {f"T{i}": f"m{i}" for i in range(11)}
     frame = pd.DataFrame({"variant": ["a"], **{m: [1.0] for m in columns.values()}})
@@ -322,8 +318,7 @@ def test_the_papers_spread_for_one_setup_is_a_range_row_and_a_caption_sentence()
     row shows 0.539--0.540 under it, and the caption lists where each value comes from."""
     import pandas as pd
 
-    from harness.report.parts.runs_table import RunsTable
-    from harness.report.tables import runs_latex
+    from harness.report.parts.runs_table import RunsTable, runs_latex
 
     frame = pd.DataFrame(
         {"variant": ["baseline", "nli"], "dev.overall": [0.55, 0.6], "dev.sst.acc": [0.5, 0.4]}
