@@ -1,6 +1,6 @@
-"""Name -> class registries (methods, stage kinds, objectives). Each built-in entry registers itself with
-a decorator in its own file; the registry imports its package of built-ins on first lookup. Duplicate
-names fail loudly; unknown names get close-match suggestions."""
+"""Name -> class registries (methods, their models, stage kinds, objectives). Each built-in entry
+registers itself with a decorator in its own file; the registry imports its package of built-ins on first
+lookup. Duplicate names fail loudly; unknown names get close-match suggestions."""
 
 from __future__ import annotations
 
@@ -54,3 +54,11 @@ METHODS: Registry[type] = Registry("method", "harness.methods", "name", "see `ha
 register_method = METHODS.register
 get_method = METHODS.get
 method_names = METHODS.names
+
+# A method's declaration names its nn.Module here (`model = "pipeline"`); the models, and torch with them,
+# are imported on the first lookup, when a trial builds one, so declarations stay free of torch.
+MODELS: Registry[type] = Registry(
+    "method model", "harness.method_models", "model_name", "harness/method_models/"
+)
+register_model = MODELS.register
+get_model = MODELS.get

@@ -9,10 +9,12 @@ import numpy as np
 
 from harness.data.cs224n import MultitaskData
 from harness.method_models.base import MethodModel
+from harness.registry import register_model
 from harness.train.combiners import TASKS
 from harness.train.loop import Stage
 
 
+@register_model("ensemble")
 class EnsembleModel(MethodModel):
     """The combined predictions of other runs (no encoder)."""
 

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 from harness.method_models.base import MethodModel
 from harness.methods.glove import GloveParams, vectors_file
 from harness.model.glove import GloveEmbedder
+from harness.registry import register_model
 
 if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.train.loop import Stage
 
 
+@register_model("glove")
 class GloveModel(MethodModel):
     """The GloVe embedder (the vectors file is read here: a missing one skips the trial)."""
 

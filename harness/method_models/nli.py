@@ -16,6 +16,7 @@ from harness.losses import nli_supervised_contrastive
 from harness.losses.nli_augment import nli_augmented_cross_entropy
 from harness.method_models.base import MethodModel
 from harness.model.heads import NLIClassifier
+from harness.registry import register_model
 from harness.train.loop import Stage
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from harness.model.encoder import Encoder
 
 
+@register_model("nli")
 class NLIModel(MethodModel):
     """The encoder and the NLI classifier, trained on SNLI groups (a premise and its hypotheses)."""
 

@@ -18,6 +18,7 @@ from harness.method_models.tasks import TaskModel
 from harness.methods.params import ProjectionParams
 from harness.methods.pipeline import GLUE_FIELDS, HEAD_ONLY, PipelineData, PipelineParams
 from harness.model.projection import ProjectedEncoder, projection_head
+from harness.registry import register_model
 from harness.stages.context import StageContext
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def own_seed(name: str) -> Iterator[None]:
         yield
 
 
+@register_model("pipeline")
 class PipelineModel(TaskModel):
     """The modules of a pipeline method's stages, and the stages built over them."""
 

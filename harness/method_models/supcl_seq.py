@@ -12,10 +12,12 @@ from harness.data.cs224n import MultitaskData
 from harness.losses import cross_entropy
 from harness.method_models.tasks import TaskModel
 from harness.model.dropout_views import ViewPasses, model_dropout, supcon_views
+from harness.registry import register_model
 from harness.train.combiners import schedule
 from harness.train.loop import Stage
 
 
+@register_model("supcl_seq")
 class SupCLSeqModel(TaskModel):
     """SupCL-Seq's two stages over the encoder and its sentiment head."""
 

@@ -14,12 +14,14 @@ from harness.losses import binary_cross_entropy, cross_entropy, mse
 from harness.method_models.base import MethodModel
 from harness.methods.params import HeadParams, SentimentHeadParams
 from harness.model.heads import PairHeads, SentimentHead
+from harness.registry import register_model
 
 if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
 
 
+@register_model("tasks")
 class TaskModel(MethodModel):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 

@@ -4,7 +4,6 @@ so `harness methods`, `run-study --dry-run` and every validation answer without 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from harness.stages.context import StageSources
+from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
     from harness.method_models.base import MethodModel
@@ -39,8 +39,8 @@ class NoParams(BaseModel):
 class Method:
     """Base class of a method's declaration. Subclasses set `Params` (a pydantic model of their own config
     fields, validated with extra fields forbidden), `load_train_data`, and `model`: the nn.Module class it
-    trains ("module:Class" under harness/method_models/), built by `build`; `objective` names how trials
-    score it (harness/objectives/)."""
+    trains (a name registered in harness.registry.MODELS by a file under harness/method_models/), built by
+    `build`; `objective` names how trials score it (harness/objectives/)."""
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
@@ -48,7 +48,7 @@ class Method:
     needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
     reads_nli: ClassVar[bool] = False  # trains on SNLI itself (a pipeline's stages say it for themselves)
     trains: ClassVar[bool] = True  # False: nothing to train (an ensemble, GloVe); `needs` says what it reads
-    model: ClassVar[str] = ""  # "harness.method_models.<file>:<Class>": what `build` makes
+    model: ClassVar[str] = ""  # the registered name of what `build` makes (harness/method_models/)
     # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins
     run_defaults: ClassVar[dict[str, Any]] = {}
     run_defaults_source: ClassVar[str] = ""  # where they come from (paper section, repo@commit file:line)
@@ -64,6 +64,19 @@ class Method:
     def objective_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
         """The objective that scores this configuration (a registered name)."""
         return cls.objective
+
+    @classmethod
+    def trained_tasks(cls, params: Any, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
+        """The CS224N tasks (harness.train.combiners.TASKS) whose heads this configuration trains: none
+        unless a method says otherwise."""
+        return ()
+
+    @classmethod
+    def scored_tasks(cls, params: Any, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
+        """The CS224N tasks scored on dev: the trained ones, or all three with `score_tasks: all`."""
+        if getattr(params, "score_tasks", "trained") == "all":
+            return TASKS
+        return cls.trained_tasks(params, stages)
 
     @classmethod
     def check(cls, params: Any, stages: tuple[StageSpec, ...], where: str) -> None:
@@ -89,5 +102,6 @@ class Method:
     @classmethod
     def build(cls, encoder: Encoder | None, params: BaseModel, stages: tuple[StageSpec, ...]) -> MethodModel:
         """The nn.Module a trial trains and scores: `model`'s class around the encoder (torch from here)."""
-        module, _, name = cls.model.partition(":")
-        return getattr(importlib.import_module(module), name)(encoder, params, cls, stages)
+        from harness.registry import get_model
+
+        return get_model(cls.model)(encoder, params, cls, stages)

@@ -56,7 +56,7 @@ class Ensemble(Method):
     objective = "ensemble"
     needs_encoder = False
     trains = False
-    model = "harness.method_models.ensemble:EnsembleModel"
+    model = "ensemble"
 
     @classmethod
     def needs(cls, run: Any, sources: DataSources) -> list[str]:

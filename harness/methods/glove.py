@@ -56,7 +56,7 @@ class AverageGlove(Method):
     Params = GloveParams
     needs_encoder = False
     trains = False
-    model = "harness.method_models.glove:GloveModel"
+    model = "glove"
 
     @classmethod
     def needs(cls, run: Any, sources: DataSources) -> list[str]:

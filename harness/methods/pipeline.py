@@ -31,9 +31,8 @@ from pydantic import Field, model_validator
 from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
 from harness.fields import refuse_set
-from harness.methods.base import DataSources
+from harness.methods.base import DataSources, Method
 from harness.methods.params import HeadParams, ProjectionParams
-from harness.methods.tasks import TaskMethod
 from harness.registry import register_method
 from harness.stages.context import StageSources
 from harness.stages.registry import StageEntry, StageSpec, expand
@@ -76,12 +75,13 @@ class PipelineData(NamedTuple):
     stages: list[Any]  # each stage's training data
 
 
-class PipelineMethod(TaskMethod):
+class PipelineMethod(Method):
     """Base of every pipeline method (`pipeline` itself and the presets, harness.methods.preset): its
-    parameters are a `PipelineParams`, its stages theirs. Its model (harness.method_models.pipeline)
-    builds the modules its stages train."""
+    parameters are a `PipelineParams`, its stages theirs, and the CS224N heads are trained only where a
+    stage trains them (`trained_tasks`). Its model (harness.method_models.pipeline) builds the modules its
+    stages train."""
 
-    model = "harness.method_models.pipeline:PipelineModel"
+    model = "pipeline"
 
     @classmethod
     def resolve(

@@ -92,7 +92,7 @@ class SCLParams(BaseModel):
 @register_method("scl")
 class SupervisedContrastiveNLI(Method):
     Params = SCLParams
-    model = "harness.method_models.nli:NLIModel"
+    model = "nli"
     reads_nli = True
     run_defaults: ClassVar[dict[str, Any]] = {
         "model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5, "batch_size": 64,

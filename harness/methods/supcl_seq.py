@@ -45,7 +45,7 @@ class SupCLSeqParams(SentimentHeadParams, DropoutViewFields):
 @register_method("supcl_seq")
 class SupCLSeq(TaskMethod):
     Params = SupCLSeqParams
-    model = "harness.method_models.supcl_seq:SupCLSeqModel"
+    model = "supcl_seq"
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls", "lr": 5e-5, "batch_size": 320, "epochs": 5, "weight_decay": 0.01,
         "warmup_ratio": 0.0, "keep_best": False, "max_grad_norm": 1.0,

@@ -17,19 +17,12 @@ class TaskMethod(Method):
 
     Params: ClassVar[type[SentimentHeadParams]] = HeadParams
     objective = "multitask"
-    model = "harness.method_models.tasks:TaskModel"
+    model = "tasks"
 
     @classmethod
     def trained_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
-        """The tasks this configuration trains (all three unless a method says otherwise)."""
+        """All three tasks."""
         return TASKS
-
-    @classmethod
-    def scored_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:
-        """The tasks scored on dev: the trained ones, or all three with `score_tasks: all`."""
-        if getattr(params, "score_tasks", "trained") == "all":
-            return TASKS
-        return cls.trained_tasks(params, stages)
 
     @classmethod
     def load_train_data(cls, run: Any, sources: DataSources) -> MultitaskData:
