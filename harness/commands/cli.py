@@ -551,6 +551,7 @@ def tasks_cmd() -> None:
 @click.option("--bootstrap-seed", default=BOOTSTRAP_SEED, show_default=True, type=click.IntRange(min=0),
               help="the bootstrap's seed: the same seed, the same intervals")  # fmt: skip
 @click.option("--no-statistics", is_flag=True, help="the numbers alone: no intervals, no claims' verdicts")
+@click.option("--data-dir", help=DATA_HELP + "; read only by parts that print examples (errors, projection)")
 def report_cmd(
     study: str | None,
     book: bool,
@@ -561,6 +562,7 @@ def report_cmd(
     resamples: int,
     bootstrap_seed: int,
     no_statistics: bool,
+    data_dir: str | None,
 ) -> None:
     """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book;
     every cell with its 95% interval, every paper claim with its verdict (docs/statistics.md)."""
@@ -572,7 +574,9 @@ def report_cmd(
         raise HarnessError("name one STUDY or give --all (the book of every study), not both or neither")
     resampler = Resampler(resamples, bootstrap_seed)
     if book:
-        built = build_book(tracking_uri, out, profile, not no_pdf, resampler, statistics=not no_statistics)
+        built = build_book(
+            tracking_uri, out, profile, not no_pdf, resampler, statistics=not no_statistics, data_dir=data_dir
+        )
         total = len(built.built) + len(built.not_run)
         pdf_path = built.folder / "book.pdf"
         written = pdf_path if pdf_path.exists() else built.folder / "book.tex"
@@ -591,7 +595,14 @@ def report_cmd(
         return
     _plain("study name", study)
     folder, findings = build_report(
-        study, tracking_uri, out, profile, not no_pdf, resampler, statistics=not no_statistics
+        study,
+        tracking_uri,
+        out,
+        profile,
+        not no_pdf,
+        resampler,
+        statistics=not no_statistics,
+        data_dir=data_dir,
     )
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):

@@ -112,6 +112,7 @@ def build_book(
     pdf: bool = True,
     resampler: Resampler | None = None,
     statistics: bool = True,
+    data_dir: str | None = None,
 ) -> Book:
     """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
     subsection per study that has runs (its spec's title), each study's files in its own folder; the
@@ -130,7 +131,7 @@ def build_book(
             (staging / study).mkdir()
             try:
                 body, findings, _ = write_study(
-                    study, tracker, staging / study, profile, f"{study}/", resampler, statistics
+                    study, tracker, staging / study, profile, f"{study}/", resampler, statistics, data_dir
                 )
             except HarnessError:  # no runs (or none finished) in this store
                 (staging / study).rmdir()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -50,17 +51,57 @@ def write_study(
     prefix: str = "",
     resampler: Resampler | None = None,
     statistics: bool = True,
+    data_dir: str | None = None,
 ) -> tuple[str, StudyFindings, str]:
     """Write the study's tables (.tex), figures (.png), claims (claims.tex, claims.json) and runs.csv
     into `folder`; return the LaTeX body that includes them (paths prefixed with `prefix`, the folder as
     seen from the document), what the statistics found (claims' verdicts, cells reproduced; without
     `statistics`, the numbers alone: no intervals, no claims) and the report's title (a derived study's
-    names it after its origin's)."""
+    names it after its origin's). Everything comes from MLflow: the study's paper profile (its setting,
+    metrics and variants) from the study YAML its parent run logged when it started, so a report of a
+    study whose file changed since builds the same; `data_dir` only for parts that print examples."""
     frame, parent = trial_frame(tracker, study, profile)
+    with tempfile.TemporaryDirectory() as scratch:
+        ran_as = logged_study_file(tracker, parent.info.run_id, Path(scratch))
+        return _write_study(
+            study, tracker, folder, prefix, resampler, statistics, data_dir, frame, parent, ran_as
+        )
+
+
+def logged_study_file(tracker: Tracker, parent_id: str, folder: Path) -> Path | None:
+    """The study YAML the parent run logged when the study started (`study.yaml`), downloaded into
+    `folder`, where it has a paper profile; None otherwise: a run logged before the runner kept it, or a
+    study of its own without one (the shipped study of that name, whose report spec it borrows, is read
+    then)."""
+    from harness.spec.study_spec import read_study
+
+    try:
+        path = tracker.download(parent_id, "study.yaml", folder)
+    except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
+        return None
+    try:
+        return path if PAPER_PROFILE in read_study(path).profiles else None
+    except HarnessError:  # a YAML an older harness accepted
+        return None
+
+
+def _write_study(
+    study: str,
+    tracker: Tracker,
+    folder: Path,
+    prefix: str,
+    resampler: Resampler | None,
+    statistics: bool,
+    data_dir: str | None,
+    frame: pd.DataFrame,
+    parent: Any,
+    ran_as: Path | None,
+) -> tuple[str, StudyFindings, str]:
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
+    study_file = str(ran_as) if ran_as is not None else origin  # the YAML as it ran, else as it is now
     spec = load_spec(origin, list(frame.columns), varying_params(frame))
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
-    setting = paper_setting(origin, frame) if referenced or spec.claims else None
+    setting = paper_setting(study_file, frame) if referenced or spec.claims else None
     notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
     if origin != study:
         notes.append(f"A study derived from {origin}: {parent.data.tags.get(DERIVED_CHANGES, '?')}.")
@@ -74,14 +115,14 @@ def write_study(
     if missing:
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
                      "before the harness kept them): their cells have no interval.")  # fmt: skip
-    parts, context = [], PartContext(tracker, frame, folder, prefix, setting, evidence)
+    parts, context = [], PartContext(tracker, frame, folder, prefix, setting, evidence, data_dir)
     profile_run = parent.data.tags.get("profile", "?")
     unevaluated = []
     for part in [*spec.tables, *spec.figures]:
         try:
             parts.append(part.write(context))
         except MissingColumns as exc:
-            if profile_run != PAPER_PROFILE and set(exc.missing) <= paper_metrics(origin):
+            if profile_run != PAPER_PROFILE and set(exc.missing) <= paper_metrics(study_file):
                 unevaluated.append(part.name)  # a smoke profile that does not evaluate what it shows
                 missing = ", ".join(exc.missing)
                 notes.append(f"{part.name}: profile {profile_run} does not evaluate {missing}; the paper "
@@ -90,7 +131,7 @@ def write_study(
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
         except NoRunMatches as exc:
-            if profile_run != PAPER_PROFILE and _variants_elsewhere(exc.where, origin, frame):
+            if profile_run != PAPER_PROFILE and _variants_elsewhere(exc.where, study_file, frame):
                 unevaluated.append(part.name)  # rows of variants this profile leaves out (`only`)
                 notes.append(f"{part.name}: profile {profile_run} runs none of its rows ({exc.where}).")
                 continue
@@ -139,8 +180,8 @@ def _variants_elsewhere(where: dict[str, Any], study: str, frame: pd.DataFrame) 
 
 
 def paper_metrics(study: str) -> set[str]:
-    """The final metrics the study's paper profile logs (harness.report.produced); empty when the study
-    has no paper profile or its objective's metrics are not known there."""
+    """The final metrics the paper profile of `study` (a name or a YAML path) logs (harness.report.produced);
+    empty when the study has no paper profile or its objective's metrics are not known there."""
     from harness.report.produced import produced_metrics
     from harness.spec.study_spec import find_study_file, load_study
 
@@ -169,6 +210,7 @@ def build_report(
     pdf: bool = True,
     resampler: Resampler | None = None,
     statistics: bool = True,
+    data_dir: str | None = None,
 ) -> tuple[Path, StudyFindings]:
     """Write the study's tables (.tex), figures (.png), claims, runs.csv and, with pdflatex, report.pdf;
     then put the claims' verdicts on the study's parent run (artifact and metrics)."""
@@ -176,7 +218,7 @@ def build_report(
     target = Path(out) / study
     with staged(target.parent, f".{study}-", "the report") as staging:
         body, findings, title = write_study(
-            study, tracker, staging, profile, resampler=resampler, statistics=statistics
+            study, tracker, staging, profile, resampler=resampler, statistics=statistics, data_dir=data_dir
         )
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:

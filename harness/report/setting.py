@@ -40,7 +40,8 @@ def _same(run_value: object, paper_value: object) -> bool:
 
 
 def paper_setting(study: str, frame: pd.DataFrame) -> Setting | None:
-    """How the runs in `frame` stand to the study's paper profile; None when the study has none."""
+    """How the runs in `frame` stand to the paper profile of `study` (a study name, or the path of its
+    YAML: the report gives the one its runs logged); None when the study has none."""
     from harness.spec.study_spec import find_study_file, load_study
 
     try:

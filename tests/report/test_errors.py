@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harness.data.cs224n import multitask_data
+from harness.errors import HarnessError
 from harness.report.parts.errors_table import ErrorsTable, error_rows
 
 
@@ -59,3 +61,23 @@ def test_phillips_pick_draws_at_random_among_pairs_off_by_more_than_the_threshol
     assert rows.equals(error_rows(phillips, predictions, data_dir))  # reproducible
     other = error_rows(phillips.model_copy(update={"seed": 1}), predictions, data_dir)
     assert len(other) == 4 and set(other["Sentence 1"]) <= {data.sts_dev.first[i] for i in off}
+
+
+def test_the_table_reads_its_examples_from_the_reports_data_dir(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`harness report --data-dir` reaches the part (PartContext.data_dir): given, its sentences come from
+    there; a folder without the CS224N data is named in the error."""
+    from harness.report import parts
+    from harness.report.parts.base import PartContext
+
+    sts = multitask_data(data_dir, None).sts_dev
+    gold = sts.targets.astype(float).tolist()  # no error anywhere: the first rows are shown, in order
+    monkeypatch.setattr(parts.errors_table, "run_predictions", lambda *_: {"sup": gold, "ft": gold})
+    context = PartContext(None, None, tmp_path, "", None, None, str(data_dir))  # type: ignore[arg-type]
+    assert multitask_data(data_dir, None).sts_dev.first[0].replace("&", r"\&")[:20] in spec("sts").latex(
+        context
+    )
+    elsewhere = PartContext(None, None, tmp_path, "", None, None, str(tmp_path / "empty"))  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match="empty"):
+        spec("sts").latex(elsewhere)

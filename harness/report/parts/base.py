@@ -36,6 +36,7 @@ class PartContext:
     prefix: str
     setting: Setting | None
     evidence: Evidence | None = None  # the runs' item records (intervals); None: no statistics
+    data_dir: str | None = None  # the data root for parts that print examples (`harness report --data-dir`)
 
 
 class ReportPart(BaseModel):

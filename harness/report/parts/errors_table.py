@@ -60,7 +60,8 @@ class ErrorsTable(TablePart):
         from harness.data.paths import resolve_data_dir
 
         return errors_latex(
-            error_rows(self, run_predictions(ctx.tracker, ctx.frame, self), resolve_data_dir(None)), self
+            error_rows(self, run_predictions(ctx.tracker, ctx.frame, self), resolve_data_dir(ctx.data_dir)),
+            self,
         )
 
 

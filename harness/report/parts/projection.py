@@ -38,7 +38,7 @@ class Projection(FigurePart):
         from harness.data.cs224n import multitask_data
         from harness.data.paths import resolve_data_dir
 
-        labels = multitask_data(resolve_data_dir(None), None).sst_dev.labels
+        labels = multitask_data(resolve_data_dir(ctx.data_dir), None).sst_dev.labels
         projection_figure(saved_embeddings(ctx.tracker, ctx.frame, self), labels, self, path)
 
 
