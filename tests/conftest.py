@@ -16,6 +16,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault(
+    "HARNESS_STRICT_METRICS", "1"
+)  # a metric name in no declared family fails (metric_names)
 
 # pytest-xdist (`make test` runs one worker per core): each worker gets its share of the cores for torch,
 # in this process and in the harness processes tests start (HARNESS_THREADS), so workers never

@@ -23,7 +23,7 @@ from mlflow.tracking import MlflowClient
 from harness.errors import ServiceUnavailable, tracking_unreachable
 from harness.home import harness_home
 from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
-from harness.tracking.metric_names import OBJECTIVE, history, logged
+from harness.tracking.metric_names import OBJECTIVE, check_declared, history, logged
 from harness.tracking.store_template import seed_sqlite_store
 
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
@@ -283,6 +283,7 @@ class LoggedRun:
             self.client.log_batch(self.run_id, params=items[start : start + 100])
 
     def log_metrics(self, metrics: dict[str, float], step: int = 0, flush: bool = True) -> None:
+        check_declared(metrics)
         now = int(time.time() * 1000)
         self._pending += [
             Metric(logged(k), float(v), now, step) for k, v in metrics.items() if math.isfinite(v)

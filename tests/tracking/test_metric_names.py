@@ -6,6 +6,7 @@ back alike."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from mlflow.entities import Metric
@@ -98,3 +99,26 @@ def test_experiments_open_as_model_training_with_their_description() -> None:
     old = tracker.client.create_experiment("made-elsewhere")  # an experiment created before: mended on use
     assert tracker.experiment_id("made-elsewhere", "later") == old
     assert tracker.client.get_experiment(old).tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+def test_every_metric_name_is_in_a_declared_family() -> None:
+    """Each family once, with its MLflow section; a final score is a registered task's score or a declared
+    aggregate; anything else is undeclared and, under HARNESS_STRICT_METRICS (the tests), fails to log."""
+    from harness.tracking.metric_names import FAMILIES, undeclared
+
+    assert len({family.head for family in FAMILIES}) == len(FAMILIES)
+    for name in ("train.loss", "dev.STSBenchmark.spearman.best", "train_set.sst.acc", "trials.complete",
+                 "best.objective", "seconds.encode", "claims.holds", "objective", "STS12.spearman_wmean",
+                 "STS12-16.wmean", "STS.avg", "MRPC.f1", "MR.devacc"):  # fmt: skip
+        assert undeclared(name) is None, name
+    for name in ("STS12.all.spearman", "sts.acc", "train", "loss", "STSBenchmark.f1", "test.STS12.spearman"):
+        assert "is undeclared" in undeclared(name), name
+
+
+def test_logging_an_undeclared_metric_fails_in_the_tests(tmp_path: Path) -> None:
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = tracker.start_run(tracker.experiment_id("names"), "run", {})
+    run.log_metrics({"dev.STSBenchmark.spearman": 80.0, "objective": 80.0})
+    with pytest.raises(ValueError, match="metric 'STS12.all.spearman' is undeclared"):
+        run.log_metrics({"STS12.all.spearman": 70.0})
+    assert set(tracker.get_run(run.run_id).data.metrics) == {"dev/STSBenchmark.spearman", "objective"}
