@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,45 +57,11 @@ def write_study(
     seen from the document), what the statistics found (claims' verdicts, cells reproduced; without
     `statistics`, the numbers alone: no intervals, no claims) and the report's title (a derived study's
     names it after its origin's). Everything comes from MLflow: the study's paper profile (its setting,
-    metrics and variants) from the study YAML its parent run logged when it started, so a report of a
-    study whose file changed since builds the same; `data_dir` only for parts that print examples."""
+    metrics and variants) from the study YAML its parent run logged when it started (kept in `folder` as
+    study.yaml), so a report of a study whose file changed since builds the same; `data_dir` only for
+    parts that print examples."""
     frame, parent = trial_frame(tracker, study, profile)
-    with tempfile.TemporaryDirectory() as scratch:
-        ran_as = logged_study_file(tracker, parent.info.run_id, Path(scratch))
-        return _write_study(
-            study, tracker, folder, prefix, resampler, statistics, data_dir, frame, parent, ran_as
-        )
-
-
-def logged_study_file(tracker: Tracker, parent_id: str, folder: Path) -> Path | None:
-    """The study YAML the parent run logged when the study started (`study.yaml`), downloaded into
-    `folder`, where it has a paper profile; None otherwise: a run logged before the runner kept it, or a
-    study of its own without one (the shipped study of that name, whose report spec it borrows, is read
-    then)."""
-    from harness.spec.study_spec import read_study
-
-    try:
-        path = tracker.download(parent_id, "study.yaml", folder)
-    except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
-        return None
-    try:
-        return path if PAPER_PROFILE in read_study(path).profiles else None
-    except HarnessError:  # a YAML an older harness accepted
-        return None
-
-
-def _write_study(
-    study: str,
-    tracker: Tracker,
-    folder: Path,
-    prefix: str,
-    resampler: Resampler | None,
-    statistics: bool,
-    data_dir: str | None,
-    frame: pd.DataFrame,
-    parent: Any,
-    ran_as: Path | None,
-) -> tuple[str, StudyFindings, str]:
+    ran_as = logged_study_file(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
     study_file = str(ran_as) if ran_as is not None else origin  # the YAML as it ran, else as it is now
     spec = load_spec(origin, list(frame.columns), varying_params(frame))
@@ -162,6 +127,23 @@ def _write_study(
     body = "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
     title = escape_latex(spec.title)
     return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
+
+
+def logged_study_file(tracker: Tracker, parent_id: str, folder: Path) -> Path | None:
+    """The study YAML the parent run logged when the study started (`study.yaml`), downloaded into
+    `folder`, where it has a paper profile; None otherwise: a run logged before the runner kept it, or a
+    study of its own without one (the shipped study of that name, whose report spec it borrows, is read
+    then)."""
+    from harness.spec.study_spec import read_study
+
+    try:
+        path = tracker.download(parent_id, "study.yaml", folder)
+    except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
+        return None
+    try:
+        return path if PAPER_PROFILE in read_study(path).profiles else None
+    except HarnessError:  # a YAML an older harness accepted
+        return None
 
 
 def _variants_elsewhere(where: dict[str, Any], study: str, frame: pd.DataFrame) -> bool:
