@@ -816,7 +816,7 @@ def new_cmd(name: str, method: str, out: str | None) -> None:
     )
 
 
-from harness.commands.cache import cache_group  # noqa: E402  (its own file: the stage cache's commands)
+from harness.commands.stage_cache_commands import cache_group  # noqa: E402  (its own file: the stage cache's commands)
 
 cli.add_command(cache_group)
 

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from harness.bar_line import bar_line
 from harness.device import autocast
 from harness.model.encoder import Encoder
-from harness.model.projection import ProjectedEncoder
+from harness.model.projection_head import ProjectedEncoder
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # torch is imported where sentences are encoded: task lists a
 
     from harness.evaluate.cache import EmbeddingCache, TrialCache
     from harness.model.encoder import Encoder
-    from harness.model.projection import ProjectedEncoder
+    from harness.model.projection_head import ProjectedEncoder
 
 Embeddings = dict[str, np.ndarray]
 EncodeFn = Callable[[list[str]], Embeddings]

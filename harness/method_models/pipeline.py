@@ -17,7 +17,7 @@ from harness.method_models.base import MethodModel
 from harness.method_models.tasks import TaskModel
 from harness.methods.params import ProjectionParams
 from harness.methods.pipeline import GLUE_FIELDS, HEAD_ONLY, PipelineData, PipelineParams
-from harness.model.projection import ProjectedEncoder, projection_head
+from harness.model.projection_head import ProjectedEncoder, projection_head
 from harness.registry import register_model
 from harness.stages.context import StageContext
 

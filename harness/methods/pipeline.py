@@ -14,7 +14,7 @@ presets: data-level macros whose flat fields are written into such a list at res
 (harness.methods.preset).
 
 The model (harness.method_models.pipeline) builds the CS224N heads when a stage trains them, the
-projection (harness.model.projection; training only unless `mlp_at_test`) when a stage is contrastive,
+projection (harness.model.projection_head; training only unless `mlp_at_test`) when a stage is contrastive,
 and the modules a stage brings (a GLUE task's head). It is scored by its stages' objective: the CS224N
 dev sets after `finetune` / `fusion`, the GLUE task's dev split after `glue`, STS when every stage is
 contrastive. Stages that read GLUE read it from `glue_source` / `glue_dir` (harness.data.glue_source).

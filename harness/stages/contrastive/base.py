@@ -1,5 +1,5 @@
 """`contrastive` stages (SimCSE, Gao et al. 2021; Chen 4.1; David et al. 3.2; Phillips 3.4): an InfoNCE
-loss over the method's projection of the embedding (harness.model.projection; evaluated only with
+loss over the method's projection of the embedding (harness.model.projection_head; evaluated only with
 `mlp_at_test`), in-batch negatives. The stage's value names its variety, one file each in this folder:
 `unsup`, `sup_quora`, `sup_nli`, `sup_pairs`. Every variety takes the fields below; its own are in its
 file. A new contrastive objective is one file here (a `ContrastiveStage` subclass with its `examples`

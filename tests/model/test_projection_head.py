@@ -14,7 +14,7 @@ from torch import nn
 from harness.errors import HarnessError
 from harness.evaluate.suite import SentenceEncoder
 from harness.model.encoder import Encoder
-from harness.model.projection import ProjectedEncoder, projection_head
+from harness.model.projection_head import ProjectedEncoder, projection_head
 from harness.spec.run_spec import resolve_run
 from harness.spec.study_spec import load_study
 from harness.stages.contrastive import simcse_loss
