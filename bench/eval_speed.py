@@ -20,8 +20,8 @@ from steps import machine_header, precision_label
 
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
-from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
+from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
 from harness.model.encoder import Encoder, resolve_model_name
 
 

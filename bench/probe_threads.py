@@ -15,7 +15,7 @@ from threadpoolctl import threadpool_info
 
 from harness.data.paths import resolve_data_dir
 from harness.data.transfer import read_transfer
-from harness.evaluate import transfer
+from harness.evaluate.tasks import transfer
 
 
 def main(tasks: list[str]) -> None:

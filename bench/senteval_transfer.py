@@ -6,7 +6,7 @@
         [--senteval-input harness|sentence-transformers]
 
 Every distinct sentence of the chosen tasks is encoded once (fp32, the harness's embedding cache); then
-each task is scored by `harness.evaluate.transfer.evaluate_transfer` and by SentEval's task class
+each task is scored by `harness.evaluate.tasks.transfer.evaluate_transfer` and by SentEval's task class
 (`senteval.binary`, `.sst`, `.trec`, `.mrpc`, scikit-learn path, k = 5), whose batcher looks up the same
 vectors by the joined tokens. Prints both scores, the largest difference and the seconds each took.
 With `--senteval-input sentence-transformers` SentEval's batcher embeds instead with the model's own
@@ -30,9 +30,9 @@ from steps import machine_header
 
 from harness.data.paths import resolve_data_dir
 from harness.data.transfer import TRANSFER_TASKS, read_transfer
-from harness.evaluate.cache import EmbeddingCache
+from harness.evaluate.encode import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder
-from harness.evaluate.transfer import evaluate_transfer, probe_for
+from harness.evaluate.tasks.transfer import evaluate_transfer, probe_for
 from harness.model.encoder import Encoder, resolve_model_name
 
 

@@ -24,7 +24,7 @@ from tests.services import REPO, Postgres, free_port, postgres_missing, process,
 
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
-# each trial waits 1.5 s once its MLflow run is recorded (harness.fleet.faults), where _kill_mid_trial
+# each trial waits 1.5 s once its MLflow run is recorded (harness.fleet.signals), where _kill_mid_trial
 # kills it
 PAUSE = {"HARNESS_PAUSE_AT": "trial_started=1.5"}
 QUICK = ["quick"]  # final scores on STS-B test alone: these tests check processes and bookkeeping, not scores

@@ -481,16 +481,16 @@ def eval_cmd(
     check_available(model)  # one line at once, before torch's imports, for a model that is not reachable
     from harness.commands.eval_run import format_table, items_path, log_eval, run_eval, write_json
     from harness.device import describe
-    from harness.evaluate.items import collected
+    from harness.evaluate.registry import collected
     from harness.evaluate.suite import resolve_tasks
-    from harness.fleet.faults import pause_at
+    from harness.fleet.signals import pause_at
     from harness.model.save import saved_settings
 
     saved = saved_settings(model)  # a trial's saved model/: its own pooling and max length
     pooler = pooler or str(saved.get("pooling", "model"))
     max_seq_length = max_seq_length or saved.get("max_seq_length")  # type: ignore[assignment]
     names = resolve_tasks(tasks, suite)
-    records: list = []  # each task's per-item record (harness.evaluate.items)
+    records: list = []  # each task's per-item record (harness.evaluate.registry)
     results, settings = run_eval(
         model,
         names,

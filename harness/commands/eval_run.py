@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from harness.data.paths import resolve_data_dir
 from harness.device import DTYPES, hardware_tags, pick_device
-from harness.evaluate.cache import EmbeddingCache
+from harness.evaluate.encode import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 from harness.model.encoder import Encoder
 from harness.model.location import check_available

@@ -5,18 +5,27 @@ what an existing aggregate means.
 
 A task is: a loader `(data_dir, text_variant) -> data`, the sentences of that data, a scorer
 `(data, embeddings, options) -> {score: value}`, its main score, its splits, a kind, and the names of the
-scores its scorer returns (what a run logs as `<task>.<score>`: harness.report.produced)."""
+scores its scorer returns (what a run logs as `<task>.<score>`: harness.report.produced).
+
+A scorer hands back its task's per-item record (harness.stats.items: each test item's prediction beside
+its gold value) without changing the JSON shape of its scores: it returns the record under the private
+key ITEMS, and `evaluate_tasks` takes it out into its caller's collector, a list that gets one record per
+task that has one (`take_items`). A scorer without a record (geometry, a task registered elsewhere)
+returns its scores alone, and its task is not in the record."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from harness.errors import HarnessError, did_you_mean_any
+
+if TYPE_CHECKING:  # pandas: only where a record is kept
+    import pandas as pd
 
 Embeddings = dict[str, np.ndarray]
 Loader = Callable[[Path, str], Any]
@@ -145,3 +154,21 @@ def suite_tasks(name: str) -> tuple[str, ...]:
         hint = did_you_mean_any(name, known, f"choose one of {', '.join(known)}")
         raise HarnessError(f"unknown suite {name!r}; {hint} (see `harness tasks`)")
     return known[name]
+
+
+ITEMS = "_items"
+
+
+def take_items(scores: dict[str, object], collector: list[pd.DataFrame] | None) -> dict[str, object]:
+    """`scores` without their record, which goes to `collector` (dropped where there is none)."""
+    record = scores.pop(ITEMS, None)
+    if record is not None and collector is not None:
+        collector.append(record)  # type: ignore[arg-type]
+    return scores
+
+
+def collected(collector: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """The collected tasks' records as one, or None where no task had one."""
+    from harness.stats.items import concat_items
+
+    return concat_items(collector) if collector else None

@@ -3,7 +3,7 @@
 Every distinct sentence of every requested task is encoded once (length-sorted batches, autocast,
 optionally through the content-addressed cache), then each task is scored from those embeddings. The
 tasks, suites and aggregates come from the registry (harness.evaluate.registry, tasks/ one file per
-family). The scorers' per-item records go to the caller's collector (harness.evaluate.items).
+family). The scorers' per-item records go to the caller's collector (`take_items`).
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ import numpy as np
 
 from harness.data.senteval import Variant
 from harness.errors import HarnessError
-from harness.evaluate.items import take_items
-from harness.evaluate.registry import ScoreOptions, aggregates, get_task, suite_tasks
-from harness.evaluate.transfer import PRESETS
+from harness.evaluate.registry import ScoreOptions, aggregates, get_task, suite_tasks, take_items
+from harness.evaluate.tasks.transfer import PRESETS
 
 if TYPE_CHECKING:  # torch is imported where sentences are encoded: task lists and checks need none
     import pandas as pd
     import torch
 
-    from harness.evaluate.cache import EmbeddingCache, TrialCache
+    from harness.evaluate.encode import EmbeddingCache, TrialCache
     from harness.model.encoder import Encoder
     from harness.model.projection_head import ProjectedEncoder
 
@@ -118,7 +117,7 @@ class SentenceEncoder:
 
     def key(self) -> str:
         """The cache key of the encoder's current weights and of how it embeds."""
-        from harness.evaluate.cache import fingerprint
+        from harness.evaluate.encode import fingerprint
 
         return fingerprint(
             self.encoder,

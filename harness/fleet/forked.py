@@ -29,7 +29,7 @@ LATER_IMPORTS = ["mlflow.store.tracking.sqlalchemy_store", "scipy.stats",
                  # the per-item record (a pandas frame written as Parquet) and its resamples
                  "pandas", "pandas.core.arrays.arrow.extension_types", "pyarrow.parquet",
                  "pyarrow.pandas_compat",
-                 "harness.stats.items", "harness.stats.resample", "harness.stats.resample_cache"]  # fmt: skip
+                 "harness.stats.items", "harness.stats.resample"]  # fmt: skip
 ENTRY = "harness.commands.cli:main"  # the `harness` command (pyproject.toml [project.scripts]); named, not
 # imported: the command line sits above the workers that start it
 # what a worker and a coordinator import; the fork server imports them once and does nothing else; the last

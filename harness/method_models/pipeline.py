@@ -19,13 +19,12 @@ from harness.methods.params import ProjectionParams
 from harness.methods.pipeline import GLUE_FIELDS, HEAD_ONLY, PipelineData, PipelineParams
 from harness.model.projection_head import ProjectedEncoder, projection_head
 from harness.registry import register_model
-from harness.stages.context import StageContext
+from harness.stages.registry import StageContext, StageSpec
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
-    from harness.stages.registry import StageSpec
     from harness.train.loop import Stage
 
 

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.stages.context import StageSources
+from harness.stages.registry import StageSources, StageSpec
 from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
     from harness.method_models.base import MethodModel
     from harness.model.encoder import Encoder
     from harness.spec.run_spec import ResolvedRun
-    from harness.stages.registry import StageSpec
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,7 @@ from harness.fields import refuse_set
 from harness.methods.base import DataSources, Method
 from harness.methods.params import HeadParams, ProjectionParams
 from harness.registry import register_method
-from harness.stages.context import StageSources
-from harness.stages.registry import StageEntry, StageSpec, expand
+from harness.stages.registry import StageEntry, StageSources, StageSpec, expand
 from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """`sts`: STS-B dev Spearman during training (or Pearson); finally STS12-16, STS-B test and SICK-R test
 (cosine similarity vs gold, x 100) and their average `STS.avg` (harness/evaluate/tasks/sts.py), and with
 `eval_suite: transfer` / `full` the SentEval transfer tasks (`transfer_classifier`, `transfer_preset`),
-with every task's per-item record (harness.evaluate.items)."""
+with every task's per-item record (harness.evaluate.registry)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.evaluate.items import collected
-from harness.evaluate.registry import get_task, suites
-from harness.evaluate.sts import STS_TASKS, load_sts_task
+from harness.evaluate.registry import collected, get_task, suites
 from harness.evaluate.suite import evaluate_tasks, flat_metrics, resolve_tasks
+from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
 from harness.objectives.registry import Objective, register_objective
 
 DEV_TASK = "STSBenchmark-dev"

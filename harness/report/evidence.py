@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 
 from harness.stats.items import ARTIFACT, read_items
-from harness.stats.resample import Resampler, item_resamples, seed_resamples
+from harness.stats.resample import (
+    RESAMPLES_ARTIFACT,
+    Resampler,
+    item_resamples,
+    read_resamples,
+    seed_resamples,
+)
 
 if TYPE_CHECKING:
     from harness.tracking.tracker import Tracker
@@ -37,11 +43,9 @@ class Evidence:
 
     def _saved(self, run_id: str) -> dict[str, np.ndarray]:
         """The run's item resamples saved when its trial ended, where drawn with this bootstrap."""
-        from harness.stats.resample_cache import ARTIFACT, read_resamples
-
         with tempfile.TemporaryDirectory() as scratch:
             try:
-                path = self.tracker.download(run_id, ARTIFACT, scratch)
+                path = self.tracker.download(run_id, RESAMPLES_ARTIFACT, scratch)
             except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
                 return {}
             return read_resamples(path, self.resampler) or {}

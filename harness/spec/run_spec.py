@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.objectives.registry import Objective
-    from harness.stages.context import StageSources
-    from harness.stages.registry import StageSpec
+    from harness.stages.registry import StageSources, StageSpec
 
 
 # generic defaults whose value alone does not say what a run without the paper default would do

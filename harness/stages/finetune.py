@@ -11,12 +11,11 @@ from pydantic import Field, model_validator
 
 from harness.data.cs224n import MultitaskData
 from harness.fields import refuse_set
-from harness.stages.registry import StageSpec, register_stage
+from harness.stages.registry import StageContext, StageSources, StageSpec, register_stage
 from harness.train.combiners import COMBINERS, TASKS, Combiner, schedule
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
-    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 Tasks = Literal["multitask", "sst", "quora", "sts"]

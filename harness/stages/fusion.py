@@ -12,12 +12,11 @@ from harness.data.cs224n import MultitaskData
 from harness.fields import TemperatureField
 from harness.stages.contrastive import simcse_loss
 from harness.stages.finetune import Tasks, TaskStage
-from harness.stages.registry import register_stage
+from harness.stages.registry import StageContext, register_stage
 from harness.train.combiners import COMBINERS
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
-    from harness.stages.context import StageContext
     from harness.train.loop import Stage
 
 

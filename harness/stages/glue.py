@@ -21,8 +21,7 @@ from pydantic import Field
 from harness.data.glue import GLUE_TASKS, GlueSplit, glue_task
 from harness.fields import Probabilities
 from harness.model.dropout_views import dropout_passes
-from harness.stages.registry import StageSpec, register_stage
-from harness.train.batching import random_batches
+from harness.stages.registry import StageContext, StageSources, StageSpec, random_batches, register_stage
 
 if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is built
     import torch
@@ -30,7 +29,6 @@ if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is bu
 
     from harness.config import RunConfig
     from harness.model.encoder import Encoder
-    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 GlueTaskName = Literal[tuple(GLUE_TASKS)]  # type: ignore[valid-type]

@@ -20,14 +20,12 @@ import numpy as np
 from harness.data.glue import GlueSplit, supcon_labels
 from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
 from harness.stages.glue import GlueTaskName, glue_embed
-from harness.stages.registry import StageSpec, register_stage
-from harness.train.batching import random_batches
+from harness.stages.registry import StageContext, StageSources, StageSpec, random_batches, register_stage
 
 if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is built
     import torch
 
     from harness.config import RunConfig
-    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 

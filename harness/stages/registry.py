@@ -1,15 +1,32 @@
-"""Stage kinds of a training pipeline: `stages: [{contrastive: sup_quora}, {contrastive: unsup, data:
+"""The stage contract: what a stage kind declares (`StageSpec`, registered by name), what it works with
+(`StageSources`, `StageContext`) and the batch orders stages draw (`random_batches`, `length_grouped`).
+
+Stage kinds of a training pipeline: `stages: [{contrastive: sup_quora}, {contrastive: unsup, data:
 [sst, sts]}, {finetune: multitask}]`. An entry names its kind by its one registered key (the key's value
 is the kind's variety); its other keys are that kind's fields. Every kind has its own schedule (epochs,
 lr, batch_size, max_steps); unset, a field takes the run's value.
 
 A new stage kind is one file in harness/stages/ with a `StageSpec` subclass decorated
 `@register_stage("name")`, and one import line in harness/stages/__init__.py.
+
+What a stage works with, typed: where its data comes from (`StageSources`, for `StageSpec.load`) and
+the modules it trains (`StageContext`, for `StageSpec.build`). A stage reads nothing else: no method
+object, no run fields by name. The pipeline method fills both (harness.methods.pipeline,
+harness.method_models.pipeline).
+
+Batches of examples: random (a shuffled pass, as a PyTorch RandomSampler) or length-grouped (shuffle,
+then sort within windows of `window` batches by length, so that each batch holds sentences of similar
+length while batch order stays random). BERT encoders run padding-free (`harness.model.packed`), so
+grouping no longer buys speed there; it only changes which examples share a batch.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -22,14 +39,110 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from harness.data.cs224n import MultitaskData, multitask_data
+from harness.data.glue import GlueSplit
+from harness.data.glue_source import glue_split_from
+from harness.data.nli import NLIGroup
+from harness.data.train_sets import NLISource, load_nli
+from harness.errors import HarnessError
 from harness.registry import Registry
 
 if TYPE_CHECKING:  # a stage's torch parts are imported where it is built: specs validate without torch
+    import torch
     from torch import nn
 
     from harness.config import RunConfig
-    from harness.stages.context import StageContext, StageSources
+    from harness.model.encoder import Encoder
     from harness.train.loop import Stage
+
+T = TypeVar("T")
+
+
+def random_batches(items: Sequence[T], batch_size: int, rng: random.Random) -> list[list[T]]:
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    return [
+        [items[i] for i in order[start : start + batch_size]] for start in range(0, len(order), batch_size)
+    ]
+
+
+def length_grouped(
+    items: Sequence[T], batch_size: int, rng: random.Random, length: Callable[[T], int], window: int = 50
+) -> list[list[T]]:
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    span = batch_size * window
+    batches: list[list[T]] = []
+    for start in range(0, len(order), span):
+        chunk = sorted(order[start : start + span], key=lambda i: length(items[i]))
+        batches += [[items[i] for i in chunk[j : j + batch_size]] for j in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+@dataclass(frozen=True)
+class StageSources:
+    """Where a pipeline's stages read: the data root, the Quora training file (`quora_train`; unset: a
+    fixed split of quora-dev), the GLUE source and folder (`glue_source`, `glue_dir`) and the SNLI
+    setting (`train_data`, `snli_splits`, `train_limit`)."""
+
+    data_dir: Path
+    quora_train: str | None = None
+    glue_source: Literal["local", "hub"] = "local"
+    glue_dir: str | None = None
+    nli: NLISource = NLISource()
+
+    def tasks(self) -> MultitaskData:
+        """The CS224N sets (SST-5, Quora, STS; cached per process)."""
+        return multitask_data(self.data_dir, self.quora_train)
+
+    def glue(self, task: str, split: str) -> GlueSplit:
+        """A split ("train" or "dev") of a GLUE task from the pipeline's GLUE source."""
+        return glue_split_from(self.glue_source, self.data_dir, self.glue_dir, task, split)
+
+    def nli_groups(self) -> list[NLIGroup]:
+        """The SNLI groups (premise with its hypotheses) of the SNLI setting."""
+        return load_nli(self.nli, self.data_dir)
+
+
+class TaskHeads(Protocol):
+    """The CS224N heads and their losses (harness.method_models.tasks.TaskModel)."""
+
+    def head_parameters(self) -> list[nn.Parameter]:
+        """The heads' parameters (what `heads_only` trains)."""
+        ...
+
+    def step_loss(self, step: dict[str, list[int]], data: MultitaskData) -> dict[str, torch.Tensor]:
+        """The mean of a multi-task step's task losses (each logged; kept apart for PCGrad)."""
+        ...
+
+
+@dataclass
+class StageContext:
+    """The modules a pipeline built for its stages: the encoder, the contrastive projection (None without
+    one), the CS224N heads (None when no stage trains them) and the modules stages brought, by name (a
+    GLUE task's head). The objects are the pipeline model's own, so what a stage trains is what the
+    model saves and scores."""
+
+    encoder: Encoder
+    projection: nn.Module | None = None
+    tasks: TaskHeads | None = None
+    modules: Mapping[str, nn.Module] = field(default_factory=dict)
+
+    def project(self, sentences: list[str]) -> torch.Tensor:
+        """The embeddings of `sentences`, through the projection when there is one."""
+        z = self.encoder.embed(sentences)
+        return self.projection(z) if self.projection is not None else z
+
+    def heads(self) -> TaskHeads:
+        if self.tasks is None:
+            raise HarnessError("this stage trains the task heads, and the pipeline built none")
+        return self.tasks
+
+    def module(self, name: str) -> nn.Module:
+        if name not in self.modules:
+            raise HarnessError(f"this stage trains the module {name!r}, and the pipeline built none")
+        return self.modules[name]
 
 
 class StageSpec(BaseModel):

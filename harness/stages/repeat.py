@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from harness.fields import refuse_set
-from harness.stages.registry import StageEntry, StageSpec, register_stage
+from harness.stages.registry import StageContext, StageEntry, StageSources, StageSpec, register_stage
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
-    from harness.stages.context import StageContext, StageSources
 
 
 @register_stage("repeat")

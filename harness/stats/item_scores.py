@@ -2,10 +2,10 @@
 run logs them (`STS12.spearman_wmean`, `MR.acc`, `dev.CoLA.mcc`, `dev.overall`), each exactly as the
 score is defined where it is first computed:
 
-- `sts` (harness.evaluate.sts): per subset Spearman / Pearson x 100 of cosine vs gold; `spearman` /
+- `sts` (harness.evaluate.tasks.sts): per subset Spearman / Pearson x 100 of cosine vs gold; `spearman` /
   `pearson` over the pooled subsets (`all`), `spearman_mean` their plain mean, `spearman_wmean` their
   mean weighted by the subsets' sizes (SentEval's);
-- `senteval_cv` (harness.evaluate.transfer.inner_kfold): round(mean over outer folds of
+- `senteval_cv` (harness.evaluate.tasks.transfer.inner_kfold): round(mean over outer folds of
   round(100 * fold accuracy, 2), 2), each item scored out of fold;
 - `senteval_test`, `senteval_test_f1` (kfold_then_test, split): round(100 * accuracy, 2), and for MRPC
   round(100 * F1 of class 1, 2);
@@ -45,9 +45,9 @@ def stratum(task: str, subset: str, fold: int, gold: np.ndarray) -> str:
 
 
 def percent(fractions: np.ndarray) -> np.ndarray:
-    """SentEval's round(100 * x, 2) per value (harness.evaluate.transfer.percent: Python's rounding,
+    """SentEval's round(100 * x, 2) per value (harness.evaluate.tasks.transfer.percent: Python's rounding,
     which differs from numpy's at some halves)."""
-    from harness.evaluate.transfer import percent as reported
+    from harness.evaluate.tasks.transfer import percent as reported
 
     return np.array([reported(v) for v in fractions])
 

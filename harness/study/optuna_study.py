@@ -17,7 +17,6 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password
-from harness.fleet.journal import SteadyJournalBackend
 from harness.fleet.optuna_access import storage_of, study_id, trial_id
 from harness.fleet.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     DEFAULT_HEARTBEAT,
@@ -27,6 +26,7 @@ from harness.fleet.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     grace_period,
     requeued_numbers,
 )
+from harness.fleet.signals import SteadyJournalBackend
 from harness.fleet.steady_storage import SteadyRDBStorage
 from harness.places import check_journal, default_storage, with_driver
 from harness.processes import worker_alive

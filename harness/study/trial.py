@@ -19,11 +19,10 @@ import yaml
 
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.errors import ServiceUnavailable, TrialSkipped
-from harness.evaluate.cache import EmbeddingCache, TrialCache
+from harness.evaluate.encode import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
-from harness.fleet.faults import pause_at
 from harness.fleet.recovery import TAKEN_OVER, TrialTakenOver
-from harness.fleet.signals import stop_reason
+from harness.fleet.signals import pause_at, stop_reason
 from harness.methods.base import DataSources
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder

@@ -321,12 +321,12 @@ class LoggedRun:
             self.client.log_artifact(self.run_id, str(write_items(frame, Path(scratch) / ARTIFACT)))
 
     def log_resamples(self, scores: Any, resampler: Any) -> None:
-        """A run's item resamples (harness.stats.resample_cache) as the artifact `resamples.npz`, which
+        """A run's item resamples (harness.stats.resample) as the artifact `resamples.npz`, which
         the report reads instead of recomputing them; written whole, then uploaded."""
-        from harness.stats.resample_cache import ARTIFACT, write_resamples
+        from harness.stats.resample import RESAMPLES_ARTIFACT, write_resamples
 
         with tempfile.TemporaryDirectory() as scratch:
-            path = write_resamples(scores, resampler, Path(scratch) / ARTIFACT)
+            path = write_resamples(scores, resampler, Path(scratch) / RESAMPLES_ARTIFACT)
             self.client.log_artifact(self.run_id, str(path))
 
     def set_tag(self, key: str, value: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from harness.commands.eval_run import items_path, write_json
-from harness.evaluate.cache import EmbeddingCache, fingerprint
+from harness.evaluate.encode import EmbeddingCache, fingerprint
 from harness.evaluate.suite import SentenceEncoder, flat_metrics
 from harness.model.encoder import Encoder
 from harness.stats.item_scores import point_scores

@@ -14,7 +14,7 @@ def one_thread() -> Iterator[None]:
     fits are faster so, and their time does not grow with other processes on the machine's cores."""
     import torch
 
-    from harness.evaluate.transfer import one_blas_thread
+    from harness.evaluate.tasks.transfer import one_blas_thread
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

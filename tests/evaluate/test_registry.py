@@ -15,9 +15,8 @@ from harness.data.senteval import STSPairs
 from harness.errors import HarnessError
 from harness.evaluate.encode import encode
 from harness.evaluate.registry import ScoreOptions, aggregates, get_task, register_task, tasks
-from harness.evaluate.sts import cosine, load_sts_task
 from harness.evaluate.suite import flat_metrics, resolve_tasks
-from harness.evaluate.tasks.sts import pair_sentences
+from harness.evaluate.tasks.sts import cosine, load_sts_task, pair_sentences
 from harness.model.encoder import Encoder
 
 TASK = "STSBenchmark-dev-head"

@@ -1,15 +1,26 @@
-"""harness.fleet.signals (SIGTERM as Ctrl-C) and harness.fleet.faults (pause points), in this process."""
+"""harness.fleet.signals in this process: SIGTERM as Ctrl-C, signals held across a journal write, pause
+points."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
+from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
-from harness.fleet.faults import pause_at
-from harness.fleet.signals import Terminated, signals_held, sigterm_as_interrupt, stop_reason, stop_signal
+from harness.fleet.signals import (
+    SteadyJournalBackend,
+    Terminated,
+    pause_at,
+    signals_held,
+    sigterm_as_interrupt,
+    stop_reason,
+    stop_signal,
+)
 
 
 def test_sigterm_raises_terminated_inside_the_block_and_the_handlers_come_back() -> None:
@@ -72,3 +83,26 @@ def test_a_held_signal_acts_when_the_block_ends(signum: int) -> None:
 def test_nothing_held_nothing_raised() -> None:
     with signals_held():
         pass
+
+
+class CtrlCWhileLocked(JournalFileSymlinkLock):
+    """The lock of a process that receives Ctrl-C just after taking it."""
+
+    def acquire(self) -> bool:
+        taken = super().acquire()
+        os.kill(os.getpid(), signal.SIGINT)
+        return taken
+
+
+@pytest.mark.parametrize("backend", [SteadyJournalBackend, JournalFileBackend], ids=["steady", "optuna"])
+def test_ctrl_c_inside_a_write_acts_after_it(tmp_path: Path, backend: type[JournalFileBackend]) -> None:
+    path = tmp_path / "optuna.journal"
+    journal = backend(str(path), lock_obj=CtrlCWhileLocked(str(path)))
+    with pytest.raises(KeyboardInterrupt):
+        journal.append_logs([{"op_code": 0, "worker_id": "w"}])
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    leftover = [p.name for p in tmp_path.iterdir() if p != path]
+    if backend is SteadyJournalBackend:
+        assert written == [{"op_code": 0, "worker_id": "w"}] and leftover == []
+    else:  # Optuna's own backend, for contrast: nothing written and its lock left for others to wait out
+        assert written == [] and leftover == ["optuna.journal.lock"]

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from harness.evaluate.registry import get_task
-from harness.evaluate.sts import STS_TASKS
+from harness.evaluate.tasks.sts import STS_TASKS
 from harness.methods.glove import AverageGlove, GloveParams
 from harness.model.glove import GloveEmbedder, tokenize
 from harness.spec.study_spec import load_study

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from harness.choices import POOLINGS
 from harness.model.encoder import Encoder, resolve_model_name
 from harness.model.packed import TokenBatch, dropout, real_tokens
-from harness.model.pooling import POOLINGS
 
 SENTENCES = [
     "a",

@@ -16,8 +16,8 @@ import pytest
 from harness.data.transfer import TRANSFER_TASKS, Labelled
 from harness.errors import HarnessError
 from harness.evaluate.registry import ScoreOptions, get_task, tasks
-from harness.evaluate.sts import STS_TASKS
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
+from harness.evaluate.tasks.sts import STS_TASKS
 from harness.report.claim_spec import BestClaim, Claim, cells, is_best_cell, row_runs
 from harness.report.produced import produced_metrics
 from harness.report.spec import REPORTS_DIR, ReportSpec, load_spec

@@ -58,7 +58,7 @@ def test_resamples_keep_every_subset_and_fold_size() -> None:
 
 def test_cross_validated_accuracy_is_the_rounded_mean_of_fold_accuracies() -> None:
     """SentEval rounds each fold's accuracy to two decimals before the mean (InnerKFoldClassifier,
-    validation.py:38-105, as harness.evaluate.transfer); on these 97 items that rounding moves the result
+    validation.py:38-105, as evaluate.tasks.transfer); on these 97 items that rounding moves the result
     by 0.01, so the order of the two roundings is pinned."""
     rng = np.random.default_rng(5)
     gold = rng.integers(0, 2, 97)

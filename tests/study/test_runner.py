@@ -12,7 +12,7 @@ import optuna
 import pytest
 from scipy.stats import spearmanr
 
-from harness.evaluate.sts import STS_TASKS
+from harness.evaluate.tasks.sts import STS_TASKS
 from harness.fleet.recovery import MLFLOW_RUN
 from harness.report.build import build_report
 from harness.spec.study_spec import load_study
@@ -132,7 +132,7 @@ def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: 
 
 
 def _start(yaml_path: str, home: Path) -> Launched:
-    # each trial waits 3 s once its MLflow run is recorded (harness.fleet.faults): the signal lands in a trial
+    # each trial waits 3 s once its MLflow run is recorded (signals.pause_at): the signal lands in a trial
     env = {"HARNESS_HOME": str(home), "HARNESS_PAUSE_AT": "trial_started=3"}
     return launch(["run-study", yaml_path, "--no-progress"], home.parent / "run-study.log", env)
 

@@ -1,17 +1,262 @@
 """SentEval's transfer tasks (Conneau & Kiela, 2018): a logistic-regression probe on frozen embeddings,
-accuracy x 100 (harness.evaluate.transfer); `transfer.avg` is the mean over the eight."""
+accuracy x 100; `transfer.avg` is the mean over the eight.
+
+Exactly as SentEval's scikit-learn path does it (Conneau and Kiela, 2018; facebookresearch/SentEval@5d6dc11
+senteval/tools/validation.py and the task files), seed 1111:
+
+- Order first. Each split is stably sorted by (number of whitespace tokens, label), MRPC by (tokens of A,
+  tokens of B, label) (binary.py:40-41, trec.py:50-56, sst.py:64-66, mrpc.py:61-64); the folds below are
+  drawn over that order, so it changes which sentences share a fold.
+- `inner_kfold` (MR, CR, SUBJ, MPQA; validation.py:38-105): outer StratifiedKFold(k, shuffle=True,
+  random_state=1111); inside each outer training part an inner one with the same random_state scores
+  every C in {2^-2, ..., 2^3} as round(100 * mean inner accuracy, 2); the first best C is refit on the
+  outer training part and scored on the outer test fold, round(100 * accuracy, 2). `devacc` / `acc` are
+  round(mean over outer folds, 2).
+- `kfold_then_test` (TREC, MRPC; :108-180): C in {2^-1, ..., 2^5} by the same rounded k-fold mean on train,
+  one refit on all of train, round(100 * test accuracy, 2); MRPC also round(100 * F1, 2) of the paraphrase
+  class (mrpc.py:100).
+- `split` (SST2, SST5; :183-246): C in {2^-2, ..., 2^3} by round(100 * dev accuracy, 2), the model trained
+  on train only scored on test.
+
+The classifier is a `Probe`: by default SentEval's scikit-learn one below; `probe_for("pytorch")` gives its
+PyTorch logistic regression (`usepytorch=True`, harness.evaluate.torch_probe), with SentEval's grid
+10^-5..10^-2 for every protocol and early stopping on the fold / dev data (refits: a held-out 5%).
+
+Every scikit-learn fit is `LogisticRegression(C=c, random_state=1111)`: the default solver (lbfgs) and
+iteration limit (100), as SentEval constructs it, from scratch each time. On SST5 and TREC lbfgs stops at
+the limit before converging (scikit-learn warns; the warning is silenced here), so another limit, or a
+warm start from the previous C, gives other numbers: neither is used. MRPC features are
+[|u - v|, u * v] computed in the embeddings' own dtype (`np.c_`, mrpc.py:83). k is 5 for the
+`prototyping` preset (SentEval's default `kfold`) and 10 for `default`.
+
+Given the task's name, each protocol also returns the task's per-item record under ITEMS
+(harness.evaluate.registry): the predicted class of every scored item, in SentEval's order above, beside its
+label; MR, CR, SUBJ, MPQA (`senteval_cv`): every item predicted by the refit of the outer fold that held it
+out, with that fold's index; TREC, SST2, SST5 (`senteval_test`) and MRPC (`senteval_test_f1`): the test
+items. The accuracies are computed from these same predictions (`mean(predicted == y)`: what
+scikit-learn's `score`, `accuracy_score`, and the PyTorch probe's compute), so collecting them changes no
+fit and no number.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from harness.data.transfer import TRANSFER_TASKS, Labelled, read_transfer
-from harness.evaluate.registry import ScoreOptions, declare_aggregate, declare_suite, register_task
+import numpy as np
+
+from harness.choices import TRANSFER_FOLDS
+from harness.data.transfer import BINARY_FILES, TRANSFER_TASKS, Labelled, read_transfer
+from harness.evaluate.registry import ITEMS, ScoreOptions, declare_aggregate, declare_suite, register_task
 from harness.evaluate.tasks.geometry import GEOMETRY
 from harness.evaluate.tasks.sts import STS_TEST
-from harness.evaluate.transfer import PRESETS, evaluate_transfer, probe_for
+from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression, TorchProbeConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sklearn.model_selection import StratifiedKFold
+
+
+SEED = 1111
+PRESETS = TRANSFER_FOLDS
+INNER_GRID = [2.0**t for t in range(-2, 4)]
+KFOLD_GRID = [2.0**t for t in range(-1, 6)]
+SPLIT_GRID = [2.0**t for t in range(-2, 4)]
+TORCH_GRID = [10.0**t for t in range(-5, -1)]
+
+Embeddings = dict[str, np.ndarray]
+
+
+def percent(fraction: float) -> float:
+    """SentEval's reported form: round(100 * x, 2)."""
+    return round(100 * float(fraction), 2)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How one classifier is built and fitted. scikit-learn (`usepytorch=False`): C grids per protocol,
+    validation data unused. PyTorch (`usepytorch=True`, harness.evaluate.torch_probe): the L2 grid
+    10^-5..10^-2 for every protocol (validation.py:60, :122, :199), fitted with early stopping on the
+    given validation data, or on a held-out 5% of the training part for the refits (:90, :172), on
+    `device` (SentEval's code puts it on CUDA; here the encoder's device)."""
+
+    torch: TorchProbeConfig | None = None
+    device: str = "cpu"
+
+    def grid(self, protocol: str) -> list[float]:
+        if self.torch is not None:
+            return TORCH_GRID
+        return {"inner": INNER_GRID, "kfold": KFOLD_GRID, "split": SPLIT_GRID}[protocol]
+
+    def fit(self, x: np.ndarray, y: np.ndarray, reg: float, validation: tuple | None = None) -> Any:
+        if self.torch is not None:
+            classes = int(max(y.max(), validation[1].max() if validation else 0)) + 1
+            model = TorchLogisticRegression(x.shape[1], classes, reg, self.torch, self.device)
+            return model.fit(x, y, validation)
+        from sklearn.exceptions import ConvergenceWarning  # here: `harness tasks` needs no scikit-learn
+        from sklearn.linear_model import LogisticRegression
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return LogisticRegression(C=reg, random_state=SEED).fit(x, y)
+
+
+SKLEARN = Probe()
+
+
+def _folds(k: int) -> StratifiedKFold:
+    from sklearn.model_selection import StratifiedKFold
+
+    return StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
+
+
+def _best_reg(x: np.ndarray, y: np.ndarray, probe: Probe, protocol: str, k: int) -> tuple[float, float]:
+    """(the first regularisation with the best rounded mean k-fold accuracy, that score)."""
+    folds = list(_folds(k).split(x, y))
+    grid = probe.grid(protocol)
+    scores = [
+        percent(np.mean([probe.fit(x[tr], y[tr], r, (x[te], y[te])).score(x[te], y[te]) for tr, te in folds]))
+        for r in grid
+    ]
+    best = int(np.argmax(scores))
+    return grid[best], scores[best]
+
+
+def predict(model: Any, x: np.ndarray) -> np.ndarray:
+    """A fitted probe's predicted classes, flat."""
+    return np.asarray(model.predict(x)).reshape(-1)
+
+
+def _items(
+    task: str | None, protocol: str, predicted: np.ndarray, y: np.ndarray, fold: np.ndarray | None = None
+) -> dict[str, pd.DataFrame]:
+    """{ITEMS: the task's record} (nothing without a task's name); item = position in SentEval's order,
+    `fold` the outer fold that held a cross-validated item out; cross-validated items stored fold by fold,
+    as SentEval scores them."""
+    if task is None:
+        return {}
+    from harness.stats.items import item_rows  # pandas: only where a record is kept
+
+    record = item_rows(task, protocol, predicted, y, fold=fold)
+    if fold is not None:
+        record = record.iloc[np.argsort(fold, kind="stable")].reset_index(drop=True)
+    return {ITEMS: record}
+
+
+def inner_kfold(
+    x: np.ndarray, y: np.ndarray, k: int, probe: Probe = SKLEARN, task: str | None = None
+) -> dict[str, Any]:
+    dev, test = [], []
+    predicted, fold = np.zeros(len(y)), np.full(len(y), -1)  # out of fold: by the refit that held it out
+    for i, (tr, te) in enumerate(_folds(k).split(x, y)):
+        reg, dev_acc = _best_reg(x[tr], y[tr], probe, "inner", k)
+        dev.append(dev_acc)
+        held_out = predict(probe.fit(x[tr], y[tr], reg), x[te])
+        test.append(percent(np.mean(held_out == y[te])))  # the refit's `.score(x[te], y[te])`
+        predicted[te], fold[te] = held_out, i
+    scores = {"acc": round(float(np.mean(test)), 2), "devacc": round(float(np.mean(dev)), 2), "n": len(y)}
+    return {**scores, **_items(task, "senteval_cv", predicted, y, fold)}
+
+
+def kfold_then_test(
+    x: np.ndarray,
+    y: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    k: int,
+    f1: bool = False,
+    probe: Probe = SKLEARN,
+    task: str | None = None,
+) -> dict[str, Any]:
+    reg, dev_acc = _best_reg(x, y, probe, "kfold", k)
+    predicted = predict(probe.fit(x, y, reg), x_test)
+    scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_acc, "n": len(y_test)}
+    if f1:
+        from sklearn.metrics import f1_score
+
+        scores["f1"] = percent(f1_score(y_test, predicted))
+    return {**scores, **_items(task, "senteval_test_f1" if f1 else "senteval_test", predicted, y_test)}
+
+
+def split(
+    x: np.ndarray,
+    y: np.ndarray,
+    x_dev: np.ndarray,
+    y_dev: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    probe: Probe = SKLEARN,
+    task: str | None = None,
+) -> dict[str, Any]:
+    grid = probe.grid("split")
+    models = [probe.fit(x, y, reg, (x_dev, y_dev)) for reg in grid]
+    dev_scores = [percent(model.score(x_dev, y_dev)) for model in models]
+    best = int(np.argmax(dev_scores))
+    predicted = predict(models[best], x_test)  # the best model's `.score(x_test, y_test)`, below
+    scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_scores[best], "n": len(y_test)}
+    return {**scores, **_items(task, "senteval_test", predicted, y_test)}
+
+
+def senteval_order(data: Labelled) -> Labelled:
+    """The split stably sorted by (tokens, label), or (tokens of A, tokens of B, label) for pairs."""
+    if data.second is None:
+        keys = [(len(t.split()), int(y)) for t, y in zip(data.texts, data.labels, strict=True)]
+    else:
+        keys = [(len(a.split()), len(b.split()), int(y))
+                for a, b, y in zip(data.texts, data.second, data.labels, strict=True)]  # fmt: skip
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    second = None if data.second is None else [data.second[i] for i in order]
+    return Labelled([data.texts[i] for i in order], data.labels[order], second)
+
+
+def features(data: Labelled, embeddings: Embeddings) -> np.ndarray:
+    """Sentence embeddings, or [|u - v|, u * v] for sentence pairs, in the embeddings' dtype."""
+    u = np.stack([embeddings[t] for t in data.texts])
+    if data.second is None:
+        return u
+    v = np.stack([embeddings[t] for t in data.second])
+    return np.concatenate([np.abs(u - v), u * v], axis=1)
+
+
+def evaluate_transfer(
+    task: str, splits: dict[str, Labelled], embeddings: Embeddings, k: int, probe: Probe = SKLEARN
+) -> dict[str, Any]:
+    """One transfer task's scores (`acc`, `devacc`, `n`, and `f1` for MRPC), each as SentEval reports it,
+    and its per-item record under ITEMS (module docstring).
+
+    scikit-learn's fits run on one BLAS thread (threadpoolctl). SentEval leaves the thread count to the
+    machine, and OpenBLAS's threaded kernels sum in another order, which lbfgs (stopped at 100 iterations
+    on several tasks) turns into other scores: on the same embeddings MRPC acc 57.45 with 2 threads, 57.39
+    with 1. One thread makes a score independent of the machine's cores, and these small fits faster
+    (bench/probe_threads.py)."""
+    ordered = {name: senteval_order(part) for name, part in splits.items()}
+    parts = {name: (features(part, embeddings), part.labels) for name, part in ordered.items()}
+    with one_blas_thread() if probe.torch is None else contextlib.nullcontext():
+        if task in BINARY_FILES:
+            return inner_kfold(*parts["all"], k, probe, task)
+        if task in ("SST2", "SST5"):
+            return split(*parts["train"], *parts["dev"], *parts["test"], probe, task)
+        return kfold_then_test(*parts["train"], *parts["test"], k, f1=task == "MRPC", probe=probe, task=task)
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager:
+    """numpy's and scikit-learn's BLAS on one thread for the block."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def probe_for(classifier: str, device: str = "cpu") -> Probe:
+    """`sklearn` (SentEval's `usepytorch=False`), `pytorch` (SentEval's PyTorch logistic regression with
+    its prototyping settings, Liao's) or `pytorch_adam` (its default settings), the PyTorch ones on
+    `device`."""
+    return Probe(CONFIGS[classifier], device) if classifier != "sklearn" else SKLEARN
+
 
 SPLITS = {"SST2": ("train", "dev", "test"), "SST5": ("train", "dev", "test"), "TREC": ("train", "test"),
           "MRPC": ("train", "test")}  # fmt: skip

@@ -16,14 +16,19 @@ from pydantic.fields import FieldInfo
 from harness.errors import HarnessError
 from harness.fields import TemperatureField
 from harness.registry import Registry
-from harness.stages.registry import StageSpec, register_stage
-from harness.train.batching import length_grouped, random_batches
+from harness.stages.registry import (
+    StageContext,
+    StageSources,
+    StageSpec,
+    length_grouped,
+    random_batches,
+    register_stage,
+)
 
 if TYPE_CHECKING:  # torch, the losses and the loop's Stage are imported where a stage is built
     import torch
 
     from harness.config import RunConfig
-    from harness.stages.context import StageContext, StageSources
     from harness.train.loop import Stage
 
 

@@ -15,7 +15,7 @@ from harness.stages.contrastive.base import ContrastiveStage, info_nce_loss, reg
 if TYPE_CHECKING:
     import torch
 
-    from harness.stages.context import StageContext, StageSources
+    from harness.stages.registry import StageContext, StageSources
 
 CONTRADICTION = LABELS["contradiction"]
 

@@ -18,7 +18,7 @@ from harness.stages.contrastive.sup_pairs import labelled_pairs
 if TYPE_CHECKING:
     import torch
 
-    from harness.stages.context import StageContext, StageSources
+    from harness.stages.registry import StageContext, StageSources
 
 
 def with_shuffled_negatives(pairs: list[tuple[str, str]], seed: int = 0) -> list[tuple[str, str, str]]:

@@ -22,7 +22,7 @@ from harness.stages.contrastive.base import ContrastiveStage, info_nce_loss, reg
 if TYPE_CHECKING:
     import torch
 
-    from harness.stages.context import StageContext, StageSources
+    from harness.stages.registry import StageContext, StageSources
 
 GlueSource = Literal[tuple(f"glue:{task}" for task in GLUE_TASKS)]  # type: ignore[valid-type]
 Sources = Annotated[list[Source | GlueSource], BeforeValidator(split_commas)]

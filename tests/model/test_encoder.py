@@ -1,11 +1,13 @@
+"""harness.model.encoder: its poolers (padding ignored, [CLS] kept or dropped, first-last average) and its
+embeddings, checked against sentence-transformers on all-MiniLM-L6-v2."""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from harness.model.encoder import Encoder, resolve_model_name
-from harness.model.pooling import mean_pool, pool
+from harness.model.encoder import Encoder, mean_pool, pool, resolve_model_name
 
 
 def test_mean_pool_ignores_padding() -> None:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from harness.data.senteval import STSPairs
-from harness.evaluate.geometry import alignment, geometry, uniformity
+from harness.evaluate.tasks.geometry import alignment, geometry, uniformity
 
 
 def test_alignment_and_uniformity_by_hand() -> None:

@@ -1,6 +1,8 @@
+"""harness.stages.registry: the batch orders stages draw (random, length-grouped)."""
+
 import random
 
-from harness.train.batching import length_grouped, random_batches
+from harness.stages.registry import length_grouped, random_batches
 
 
 def test_every_item_once_and_batches_of_similar_length() -> None:

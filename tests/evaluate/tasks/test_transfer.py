@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from harness.data.transfer import Labelled
-from harness.evaluate.transfer import Probe, inner_kfold, kfold_then_test, senteval_order, split
+from harness.evaluate.tasks.transfer import Probe, inner_kfold, kfold_then_test, senteval_order, split
 from tests.evaluate.probe_data import noisy, one_thread, separable  # noqa: F401 - one_thread: autouse
 
 
@@ -99,7 +99,7 @@ def test_senteval_order_sorts_stably_by_tokens_then_label() -> None:
 
 
 def test_senteval_pytorch_protocols_reach_100_on_separable_sets() -> None:
-    from harness.evaluate.transfer import probe_for
+    from harness.evaluate.tasks.transfer import probe_for
 
     probe = probe_for("pytorch")
     x, y = separable(60, 2, 0)
@@ -167,12 +167,12 @@ SST_SPLITS = ("train", "dev", "test")
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("classifier", ["sklearn", "pytorch"])
 def test_the_item_record_gives_back_each_protocols_scores(classifier: str) -> None:
-    """Every protocol's per-item record (harness.evaluate.transfer): MR's out-of-fold predictions, fold by
+    """Every protocol's per-item record (evaluate.tasks.transfer): MR's out-of-fold predictions, fold by
     fold (10 folds with scikit-learn, where a mean of rounded accuracies can fall on a rounding half),
     TREC's, MRPC's and SST5's test predictions, each with its label in SentEval's order; the rounded
     accuracies (and MRPC's F1) recomputed from the record alone are the scores, to the last bit."""
-    from harness.evaluate.items import ITEMS
-    from harness.evaluate.transfer import evaluate_transfer, probe_for
+    from harness.evaluate.registry import ITEMS
+    from harness.evaluate.tasks.transfer import evaluate_transfer, probe_for
     from harness.stats.item_scores import point_scores
 
     k = 10 if classifier == "sklearn" else 3
@@ -209,7 +209,7 @@ def test_the_item_record_gives_back_each_protocols_scores(classifier: str) -> No
 def test_mrpc_features_are_the_absolute_difference_and_the_product() -> None:
     """MRPC's pair features [|u - v|, u * v] in the embeddings' dtype (SentEval@5d6dc11 mrpc.py:83,
     `np.c_[np.abs(trainA - trainB), trainA * trainB]`); single sentences: their embeddings as they are."""
-    from harness.evaluate.transfer import features
+    from harness.evaluate.tasks.transfer import features
 
     embeddings = {
         "a": np.array([1.0, 2.0, -1.0], np.float32),
@@ -230,9 +230,8 @@ def test_the_presets_are_senteval_fold_counts_and_the_scorer_uses_them() -> None
     `default` is 10 (README.md:209, the default config `'kfold': 10`). The registered MR scorer, given
     each preset, cross-validates over that many outer folds (its item record's fold column)."""
     from harness.choices import TRANSFER_FOLDS
-    from harness.evaluate.items import ITEMS
-    from harness.evaluate.registry import ScoreOptions, get_task
-    from harness.evaluate.transfer import PRESETS
+    from harness.evaluate.registry import ITEMS, ScoreOptions, get_task
+    from harness.evaluate.tasks.transfer import PRESETS
 
     assert TRANSFER_FOLDS == {"prototyping": 5, "default": 10}
     assert PRESETS == {"prototyping": 5, "default": 10}
@@ -256,8 +255,8 @@ SENTEVAL_TORCH = [1e-5, 1e-4, 1e-3, 1e-2]
 def test_the_regularisation_grids_are_senteval_s() -> None:
     """The grids, exactly (SentEval@5d6dc11 validation.py:61-62, :130-131, :205-206), and which one each
     protocol gets: scikit-learn's per protocol, PyTorch's 10^-5..10^-2 for all three."""
+    from harness.evaluate.tasks.transfer import INNER_GRID, KFOLD_GRID, SPLIT_GRID, TORCH_GRID, Probe
     from harness.evaluate.torch_probe import CONFIGS
-    from harness.evaluate.transfer import INNER_GRID, KFOLD_GRID, SPLIT_GRID, TORCH_GRID, Probe
 
     assert INNER_GRID == SENTEVAL_INNER == [2**t for t in range(-2, 4, 1)]
     assert KFOLD_GRID == SENTEVAL_KFOLD == [2**t for t in range(-1, 6, 1)]
@@ -413,8 +412,8 @@ def test_kfold_then_test_and_its_f1_equal_senteval_s() -> None:
     classes the macro F1 and the F1 of class 0 are other numbers."""
     from sklearn.metrics import f1_score
 
-    from harness.evaluate.items import ITEMS
-    from harness.evaluate.transfer import percent
+    from harness.evaluate.registry import ITEMS
+    from harness.evaluate.tasks.transfer import percent
 
     rng = np.random.default_rng(11)
     y_all = (rng.random(300) < 0.65).astype(int)  # MRPC: about two thirds paraphrases
@@ -482,8 +481,8 @@ def test_evaluate_transfer_scores_the_items_in_senteval_order() -> None:
     labels in the order (tokens, label), MRPC's test items in (tokens of A, tokens of B, label), the order
     computed here independently; the scores are those of the protocol run on the features in that order,
     and MR's differ from the unsorted order's (its folds hold other sentences)."""
-    from harness.evaluate.items import ITEMS
-    from harness.evaluate.transfer import evaluate_transfer
+    from harness.evaluate.registry import ITEMS
+    from harness.evaluate.tasks.transfer import evaluate_transfer
 
     mr = {"all": labelled("MR", "all", 100, 2, 0)}
     embeddings = noisy_embeddings(mr, 0)

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from harness.stats.items import item_rows
-from harness.stats.resample import Resampler, item_resamples
-from harness.stats.resample_cache import read_resamples, write_resamples
+from harness.stats.resample import Resampler, item_resamples, read_resamples, write_resamples
 
 
 def test_saved_resamples_round_trip_under_their_bootstrap_only(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from harness.data.senteval import STSPairs
-from harness.evaluate.items import collected
-from harness.evaluate.sts import STS_TASKS, cosine, load_sts_task, score_task
+from harness.evaluate.registry import collected
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
+from harness.evaluate.tasks.sts import STS_TASKS, cosine, load_sts_task, score_task
 from harness.stats.item_scores import point_scores
 
 
