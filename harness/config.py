@@ -89,6 +89,11 @@ class RunConfig(BaseModel):
         description="save the evaluated weights as the artifact `model/` (safetensors, sentence-transformers "
         "layout where the pooling has one) for `harness eval --model <downloaded folder>`",
     )
+    mteb_results: bool = Field(
+        False,
+        description="also score MTEB's STS tasks (STS12-16, STSBenchmark) on MTEB's text with the final "
+        "weights and log them in MTEB's results layout as the artifact `mteb_results/`",
+    )
     stage_cache: bool = Field(
         False,
         description="reuse leading training stages another trial trained with the same inputs (weights, RNG "

@@ -445,6 +445,15 @@ def worker_cmd(
     help="write the results as JSON to this file, and each scored item's prediction beside it "
     "(r.json: r.items.parquet)",
 )
+@click.option(
+    "--mteb-results",
+    "mteb_dir",
+    help="also score the MTEB tasks among the tasks (STS12-16, STSBenchmark) on MTEB's text and write "
+    "them in MTEB's results layout under this folder (DIR/results/<model>/<revision>/<Task>.json)",
+)
+@click.option(
+    "--mteb-model-name", help="the model's name in the MTEB results (default: its hub id or folder name)"
+)
 @click.option("--mlflow", "to_mlflow", is_flag=True, help="log the results into an MLflow run")
 @click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
 @click.option("--tracking-uri", help=TRACKING_HELP)
@@ -464,6 +473,8 @@ def eval_cmd(
     preset: str,
     classifier: str,
     json_path: str | None,
+    mteb_dir: str | None,
+    mteb_model_name: str | None,
     to_mlflow: bool,
     experiment: str,
     tracking_uri: str | None,
@@ -491,6 +502,12 @@ def eval_cmd(
     max_seq_length = max_seq_length or saved.get("max_seq_length")  # type: ignore[assignment]
     names = resolve_tasks(tasks, suite)
     records: list = []  # each task's per-item record (harness.evaluate.registry)
+    mteb: dict | None = None  # the MTEB tasks' scores (harness.evaluate.mteb_results)
+    if mteb_dir:
+        from harness.evaluate.mteb_results import mteb_tasks
+
+        mteb_tasks(names)  # one line before any encoding when no task has an MTEB counterpart
+        mteb = {}
     results, settings = run_eval(
         model,
         names,
@@ -506,6 +523,7 @@ def eval_cmd(
         not no_progress,
         classifier,
         records,
+        mteb,
     )
     record = collected(records)
     click.echo(format_table(results))
@@ -518,6 +536,13 @@ def eval_cmd(
         write_json(results, settings, json_path, record)
         beside = f" (per-item predictions: {items_path(json_path)})" if record is not None else ""
         click.echo(f"results written to {json_path}{beside}")
+    if mteb_dir and mteb is not None:
+        from harness.evaluate.mteb_results import mteb_model_name as named
+        from harness.evaluate.mteb_results import write_mteb_results
+
+        folder = write_mteb_results(Path(mteb_dir), mteb_model_name or named(model), mteb)
+        shown = ", ".join(f"{task} {100 * entry['main_score']:.2f}" for task, entry in mteb.items())
+        click.echo(f"MTEB results (cosine Spearman x 100: {shown}) written to {folder}")
     if to_mlflow:
         run_id = log_eval(results, settings, experiment, tracking_uri, record)
         click.echo(f"logged to MLflow run {run_id} in experiment {experiment!r}")

@@ -51,10 +51,12 @@ def run_eval(
     progress: bool = True,
     classifier: str = "sklearn",
     items: list[pd.DataFrame] | None = None,
+    mteb: dict[str, dict[str, float]] | None = None,
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
     """(results per task, the settings that produced them: the run's options plus `hardware`, the
     resolved precision and what it ran on, see `harness.device.hardware_tags`, and `seconds_by_part`,
-    the encoding's and each task's scoring's wall time); `items` gets each task's per-item record."""
+    the encoding's and each task's scoring's wall time); `items` gets each task's per-item record, and
+    `mteb`, when given, the MTEB STS tasks' scores on MTEB's text (harness.evaluate.mteb_results)."""
     root = resolve_data_dir(data_dir)
     check_available(model)  # a hub model the hub cannot serve now: one line, not transformers' retries
     chosen = pick_device(device)
@@ -64,6 +66,12 @@ def run_eval(
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
     start, parts = time.perf_counter(), {}
     results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items)  # type: ignore[arg-type]
+    if mteb is not None:
+        from harness.evaluate.mteb_results import mteb_scores, mteb_tasks
+
+        started = time.perf_counter()
+        mteb.update(mteb_scores(encode_fn, root, mteb_tasks(tasks)))
+        parts["mteb"] = time.perf_counter() - started
     settings = {
         "model": model, "pooler": pooler, "embedding": encoder.embedding, "text": text, "preset": preset,
         "classifier": classifier,

@@ -1,7 +1,8 @@
 """Readers for the STS files in SentEval's layout (and the raw cased originals).
 
 Variants: `senteval` reads `senteval/STS/...` (Moses-tokenized, lowercased: what SimCSE evaluates);
-`raw` reads `sts-raw/...` (the organisers' cased text: what MTEB evaluates). SICK exists only in the
+`raw` reads `sts-raw/...` (the organisers' cased text). MTEB's STS-B is the raw text, its STS12-16 the
+SentEval one (harness.evaluate.mteb_results). SICK exists only in the
 SentEval layout. Unscored pairs (an empty gold line) are skipped, as SentEval does.
 """
 

@@ -71,6 +71,11 @@ class Objective:
                 f"{where}: field 'final_tasks' applies to runs scored on embeddings (STS), and method "
                 f"{run.settings.method!r} is scored by the {cls.name!r} objective; remove it"
             )
+        if run.settings.mteb_results and not cls.reads_final_tasks:
+            raise HarnessError(
+                f"{where}: field 'mteb_results' writes the STS scores of runs scored on embeddings; method "
+                f"{run.settings.method!r} is scored by the {cls.name!r} objective; remove it"
+            )
         if run.settings.save_embeddings and not cls.saves_embeddings:
             raise HarnessError(
                 f"{where}: field 'save_embeddings' saves the SST dev embeddings of runs scored on the CS224N "

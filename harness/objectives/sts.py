@@ -53,9 +53,16 @@ class STSObjective(Objective):
         except HarnessError as exc:
             raise HarnessError(f"{where}: field 'eval_suite': {exc}") from None
         try:
-            final_tasks(run.settings.eval_suite, run.settings.final_tasks)
+            tasks = final_tasks(run.settings.eval_suite, run.settings.final_tasks)
         except HarnessError as exc:
             raise HarnessError(f"{where}: field 'final_tasks': {exc}") from None
+        if run.settings.mteb_results:
+            from harness.evaluate.mteb_results import mteb_tasks
+
+            try:
+                mteb_tasks(tasks)
+            except HarnessError as exc:
+                raise HarnessError(f"{where}: field 'mteb_results': {exc} to 'final_tasks'") from None
 
     @classmethod
     def dev_texts(cls, run: Any, data_dir: Path) -> list[str]:

@@ -8,6 +8,7 @@ import math
 import os
 import socket
 import tempfile
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import optuna
 import torch
 import yaml
 
+from harness.config import RunConfig
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.errors import ServiceUnavailable, TrialSkipped
 from harness.evaluate.encode import EmbeddingCache, TrialCache
@@ -237,9 +239,26 @@ def _train_and_evaluate(
         _log_resamples(run, record)
     for name, array in objective.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
         run.log_array(array, name)
+    if config.mteb_results and final_encode is not None:  # an `sts` objective's (its check_metric)
+        _log_mteb_results(run, final_encode, config, ctx.data_dir, f"harness/{ctx.study}-trial{number}")
     if config.save_model or ctx.keep_model(outcome.best_dev):
         _save_model(run, encoder, embedder)
     return outcome.best_dev
+
+
+def _log_mteb_results(
+    run: LoggedRun, encode: SentenceEncoder, config: RunConfig, data_dir: Path, model: str
+) -> None:
+    """The MTEB tasks among the final tasks, scored on MTEB's text with the final weights, as the artifact
+    `mteb_results/` (MTEB's layout: `mteb_results/results/<model>/no_revision_available/<Task>.json`)."""
+    from harness.evaluate.mteb_results import mteb_scores, mteb_tasks, write_mteb_results
+    from harness.objectives.sts import final_tasks
+
+    started = time.monotonic()
+    scores = mteb_scores(encode, data_dir, mteb_tasks(final_tasks(config.eval_suite, config.final_tasks)))
+    with tempfile.TemporaryDirectory() as scratch:
+        write_mteb_results(Path(scratch), model, scores, seconds=round(time.monotonic() - started, 2))
+        run.log_folder(Path(scratch), "mteb_results")
 
 
 def _log_resamples(run: LoggedRun, record: object) -> None:

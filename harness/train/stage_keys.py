@@ -32,9 +32,9 @@ VERSION = 1
 # run settings that do not act on training: output, logging, evaluation (scored stages add them back)
 NOT_TRAINING = {
     "eval_every", "keep_best", "objective_metric", "eval_suite", "final_tasks", "transfer_classifier",
-    "transfer_preset", "save_embeddings", "train_eval_size", "save_model", "log_every", "eval_batch_size",
-    "text_variant", "device", "precision", "stage_cache", "stage_cache_dir", "stage_cache_max_gb",
-    "stage_cache_mlflow",
+    "transfer_preset", "save_embeddings", "train_eval_size", "save_model", "mteb_results", "log_every",
+    "eval_batch_size", "text_variant", "device", "precision", "stage_cache", "stage_cache_dir",
+    "stage_cache_max_gb", "stage_cache_mlflow",
 }  # fmt: skip
 SCHEDULE = {"epochs", "lr", "batch_size", "max_steps"}  # resolved per stage
 CACHE_FIELDS = {"stage_cache", "stage_cache_dir", "stage_cache_max_gb", "stage_cache_mlflow"}

@@ -95,3 +95,24 @@ def test_the_objective_is_stored_first_as_the_best_dev_score_so_far(tmp_path: Pa
         finals = [k for k in stored if "/" not in k and k != "objective"]
         assert finals and all(k.startswith("STSBenchmark.") for k in finals)
         assert set(finals) <= set(metrics_of(run))
+
+
+@pytest.mark.slow
+def test_mteb_results_are_logged_in_mtebs_layout(tmp_path: Path, tiny_bert: Path) -> None:
+    """`mteb_results: true`: the MTEB tasks among the final tasks (here `quick`: STS-B test), on MTEB's
+    text (raw for STS-B), as the artifact `mteb_results/`, which MTEB's loader reads."""
+    mteb = pytest.importorskip("mteb")
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [3]}, name="mteb-trial", mteb_results=True, max_steps=2)
+    run_study(load_study(path), progress=False)
+    (run,) = child_runs("mteb-trial")
+    folder = Path(Tracker().client.download_artifacts(run.info.run_id, "mteb_results", str(tmp_path)))
+    cache = mteb.ResultCache(cache_path=folder)
+    loaded = cache.load_results(
+        models=["harness/mteb-trial-trial0"], include_remote=False, validate_and_filter=True
+    )
+    (result,) = loaded.model_results
+    assert [task.task_name for task in result.task_results] == ["STSBenchmark"]
+    main_score = result.task_results[0].scores["test"][0]["main_score"]
+    assert (
+        0 < abs(main_score) <= 1 and main_score != metrics_of(run)["STSBenchmark.spearman"] / 100
+    )  # raw text
