@@ -9,13 +9,13 @@ a user-given quora-train.csv.
 from __future__ import annotations
 
 import csv
-import functools
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from harness.data.lineage import cached_reader
 from harness.data.paths import require_file
 from harness.errors import HarnessError
 
@@ -139,7 +139,7 @@ def read_multitask(root: Path, quora_train: Path | None = None) -> MultitaskData
     )  # fmt: skip
 
 
-@functools.lru_cache(maxsize=2)
+@cached_reader(maxsize=2)
 def multitask_data(root: Path, quora_train: str | None = None) -> MultitaskData:
     """`read_multitask`, cached per process (every stage and objective of a trial reads the same sets)."""
     return read_multitask(root, Path(quora_train) if quora_train else None)

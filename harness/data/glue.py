@@ -14,12 +14,12 @@ counts: QQP train 363,846 / dev 40,430, MNLI train 392,702 / dev_matched 9,815, 
 from __future__ import annotations
 
 import csv
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from harness.data.lineage import cached_reader, note_read
 from harness.errors import HarnessError
 
 NLI = ("entailment", "not_entailment")
@@ -94,11 +94,12 @@ def glue_file(root: Path, name: str, split: str) -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=16)
+@cached_reader(maxsize=16)
 def read_glue(data_dir: Path, name: str, split: str, glue_dir: Path | None = None) -> GlueSplit:
     """One split ("train" or "dev") of a GLUE task from `<glue_dir or data_dir/glue>/<TASK>/`."""
     task = glue_task(name)
     path = glue_file(glue_dir or data_dir / "glue", name, split)
+    note_read(path)
     with path.open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     header, body = (rows[0], rows[1:]) if task.header else ([], rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.data.lineage import note_read
 from harness.errors import HarnessError
 
 ENV_VAR = "HARNESS_DATA_DIR"
@@ -39,7 +40,8 @@ def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def require_file(path: Path) -> Path:
-    """`path` if it is a file, else a one-line error naming it and how to point elsewhere."""
+    """`path` if it is a file (noted as read), else a one-line error naming it and where to point instead."""
     if not path.is_file():
         raise HarnessError(f"missing data file {path}; check --data-dir or {ENV_VAR}")
+    note_read(path)  # the run's data lineage (harness.data.lineage)
     return path

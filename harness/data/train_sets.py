@@ -3,17 +3,17 @@ process and cached."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.data.lineage import cached_reader
 from harness.data.nli import NLIGroup, read_snli_hub, read_snli_local
 from harness.errors import HarnessError
 
 
-@functools.lru_cache(maxsize=4)
+@cached_reader(maxsize=4)
 def _nli(source: str, splits: tuple[str, ...], data_dir: Path) -> tuple[NLIGroup, ...]:
     if source == "snli_local":
         return tuple(read_snli_local(data_dir, splits))

@@ -48,6 +48,7 @@ from harness.fleet.signals import stop_reason
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.spec.derived import identify
 from harness.spec.study_spec import ResolvedStudy
+from harness.study.data_changes import changed_data_line
 from harness.study.fresh_start import retire_runs, retired_line
 from harness.study.optuna_study import (
     PARENT_RUN,
@@ -174,6 +175,9 @@ def _coordinate(
     close_stray_runs(opt, tracker)
     opt.set_user_attr(HEARTBEAT, settings.heartbeat)
     tracker.run(parent).log_text(study.source, "study.yaml")
+    changed = changed_data_line(tracker, experiment, parent, root)
+    if changed:
+        say(changed)
     if requeued and progress:
         tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
     status, outage = "FINISHED", None

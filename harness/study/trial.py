@@ -19,6 +19,7 @@ import torch
 import yaml
 
 from harness.config import RunConfig
+from harness.data.lineage import lineage, reading
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.errors import ServiceUnavailable, TrialSkipped
 from harness.evaluate.encode import EmbeddingCache, TrialCache
@@ -166,8 +167,12 @@ def _train_and_evaluate(
     )
     if encoder is not None:
         run.set_tag("embedding", encoder.embedding)  # e.g. the model's sentence-transformers modules
-    model = run_spec.build(encoder)
-    data = run_spec.method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
+    trained_on: set[Path] = set()  # the data files read (harness.data.lineage), by what they served
+    evaluated_on: set[Path] = set()
+    with reading() as files:
+        model = run_spec.build(encoder)
+        data = run_spec.method.load_train_data(run_spec, DataSources(ctx.data_dir, ctx.tracker.uri))
+    trained_on |= files
 
     dev_encode = final_encode = None
     embedder = model.eval_encoder()
@@ -184,7 +189,9 @@ def _train_and_evaluate(
 
     def dev_score() -> float:
         latest.clear()
-        latest.update({f"dev.{name}": value for name, value in objective.dev_scores().items()})
+        with reading() as files:
+            latest.update({f"dev.{name}": value for name, value in objective.dev_scores().items()})
+        evaluated_on.update(files)
         latest.update({f"train_set.{name}": value for name, value in objective.train_scores().items()})
         return latest[objective.dev_metric]
 
@@ -204,23 +211,32 @@ def _train_and_evaluate(
         if config.stage_cache
         else None
     )
-    outcome = train(
-        model,
-        model.stages(config, data),
-        config,
-        device,
-        amp_dtype,
-        dev_score,
-        on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
-        on_dev=on_dev,
-        progress=ctx.progress,
-        cache=cache,
-    )
+    with reading() as files:  # a dev evaluation inside keeps its files apart (dev_score)
+        outcome = train(
+            model,
+            model.stages(config, data),
+            config,
+            device,
+            amp_dtype,
+            dev_score,
+            on_metrics=lambda step, m: run.log_metrics(m, step=step, flush=False),
+            on_dev=on_dev,
+            progress=ctx.progress,
+            cache=cache,
+        )
+    trained_on |= files
     if cache is not None:
         record_cache_use(cache, run, ctx.tracker)
     if ctx.announce:
         ctx.announce(f"trial {number}: {objective.final_note()}")
-    metrics, results = objective.final()
+    with reading() as files:
+        metrics, results = objective.final()
+        if config.mteb_results and final_encode is not None:  # an `sts` objective's (its check_metric)
+            _log_mteb_results(run, final_encode, config, ctx.data_dir, f"harness/{ctx.study}-trial{number}")
+    evaluated_on |= files
+    run.log_lineage(
+        {"training": lineage(trained_on, ctx.data_dir), "evaluation": lineage(evaluated_on, ctx.data_dir)}
+    )
     run.log_metrics(
         {
             **metrics,
@@ -239,8 +255,6 @@ def _train_and_evaluate(
         _log_resamples(run, record)
     for name, array in objective.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
         run.log_array(array, name)
-    if config.mteb_results and final_encode is not None:  # an `sts` objective's (its check_metric)
-        _log_mteb_results(run, final_encode, config, ctx.data_dir, f"harness/{ctx.study}-trial{number}")
     if config.save_model or ctx.keep_model(outcome.best_dev):
         _save_model(run, encoder, embedder)
     return outcome.best_dev

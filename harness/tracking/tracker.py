@@ -7,6 +7,7 @@ children of one parent run safely. Default store: sqlite under `.harness/` with 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import math
@@ -31,6 +32,7 @@ logging.getLogger("alembic").setLevel(logging.WARNING)
 
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
+LINEAGE_ARTIFACT = "data_files.json"  # the data files a run read (LoggedRun.log_lineage)
 NOTE_TAG = "mlflow.note.content"  # the description the UI shows on an experiment's or a run's page
 # The kind an experiment is for (values as the UI names them, mlflow/server/js: "mlflow.experimentKind").
 # MLflow 3.17's UI no longer opens an experiment in the view of its kind: with its workflow switch on (it
@@ -328,6 +330,27 @@ class LoggedRun:
         with tempfile.TemporaryDirectory() as scratch:
             path = write_resamples(scores, resampler, Path(scratch) / RESAMPLES_ARTIFACT)
             self.client.log_artifact(self.run_id, str(path))
+
+    def log_lineage(self, lineage: dict[str, list[dict[str, Any]]]) -> None:
+        """The data files a run read, by context (`training`, `evaluation`; harness.data.lineage): the
+        artifact `data_files.json` (each file's path, bytes and sha256), and each folder of them as an
+        MLflow dataset input with that context (the UI's Dataset column: name, digest over its files)."""
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+        from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+
+        self.log_text(json.dumps(lineage, indent=2), LINEAGE_ARTIFACT)
+        inputs = []
+        for context, rows in lineage.items():
+            folders: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                folders.setdefault(str(Path(row["path"]).parent), []).append(row)
+            for folder, members in sorted(folders.items()):
+                digest = hashlib.sha256("".join(str(m["sha256"]) for m in members).encode()).hexdigest()[:10]
+                profile = json.dumps({"files": len(members), "bytes": sum(int(m["bytes"]) for m in members)})
+                dataset = Dataset(folder, digest, "local", json.dumps({"uri": folder}), profile=profile)
+                inputs.append(DatasetInput(dataset, [InputTag(MLFLOW_DATASET_CONTEXT, context)]))
+        if inputs:
+            self.client.log_inputs(self.run_id, datasets=inputs)
 
     def set_tag(self, key: str, value: str) -> None:
         self.client.set_tag(self.run_id, key, value)

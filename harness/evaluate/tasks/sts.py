@@ -11,13 +11,13 @@ harness.stats.items), from which all of these are recomputed.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from harness.data.lineage import cached_reader
 from harness.data.senteval import STS_YEARS, STSPairs, Variant, read_sick, read_sts_year, read_stsb
 from harness.evaluate.registry import ITEMS, ScoreOptions, declare_aggregate, declare_suite, register_task
 
@@ -26,7 +26,7 @@ STS_TASKS: tuple[str, ...] = (*(f"STS{y}" for y in STS_YEARS), "STSBenchmark", "
 Embeddings = dict[str, np.ndarray]
 
 
-@functools.lru_cache(maxsize=32)
+@cached_reader(maxsize=32)
 def load_sts_task(
     data_dir: Path, task: str, variant: Variant = "senteval", split: str = "test"
 ) -> tuple[STSPairs, ...]:

@@ -41,7 +41,6 @@ fit and no number.
 from __future__ import annotations
 
 import contextlib
-import functools
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.choices import TRANSFER_FOLDS
+from harness.data.lineage import cached_reader
 from harness.data.transfer import BINARY_FILES, TRANSFER_TASKS, Labelled, read_transfer
 from harness.evaluate.registry import ITEMS, ScoreOptions, declare_aggregate, declare_suite, register_task
 from harness.evaluate.tasks.geometry import GEOMETRY
@@ -262,7 +262,7 @@ SPLITS = {"SST2": ("train", "dev", "test"), "SST5": ("train", "dev", "test"), "T
           "MRPC": ("train", "test")}  # fmt: skip
 
 
-@functools.lru_cache(maxsize=16)
+@cached_reader(maxsize=16)
 def _read(data_dir: Path, task: str) -> dict[str, Labelled]:
     return read_transfer(data_dir, task)
 

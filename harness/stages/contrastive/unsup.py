@@ -6,7 +6,6 @@ source (SupCL-Seq Table 3's "re-implementation of Gao et al. (2021)" on the task
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -15,6 +14,7 @@ from pydantic import BeforeValidator, Field
 
 from harness.data.cs224n import MultitaskData
 from harness.data.glue import GLUE_TASKS, GlueSplit
+from harness.data.lineage import cached_reader
 from harness.data.paths import require_file
 from harness.fields import Source, split_commas
 from harness.stages.contrastive.base import ContrastiveStage, info_nce_loss, register_contrastive
@@ -28,7 +28,7 @@ GlueSource = Literal[tuple(f"glue:{task}" for task in GLUE_TASKS)]  # type: igno
 Sources = Annotated[list[Source | GlueSource], BeforeValidator(split_commas)]
 
 
-@functools.lru_cache(maxsize=2)
+@cached_reader(maxsize=2)
 def wiki_sentences(data_dir: Path) -> tuple[str, ...]:
     """The unsupervised SimCSE corpus (its first 11,914 sentences offline)."""
     path = require_file(data_dir / "wiki" / "wiki1m_head.txt")
