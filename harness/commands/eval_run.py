@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.data.lineage import lineage, reading
 from harness.data.paths import resolve_data_dir
 from harness.device import DTYPES, hardware_tags, pick_device
 from harness.evaluate.encode import EmbeddingCache
@@ -54,8 +55,9 @@ def run_eval(
     mteb: dict[str, dict[str, float]] | None = None,
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
     """(results per task, the settings that produced them: the run's options plus `hardware`, the
-    resolved precision and what it ran on, see `harness.device.hardware_tags`, and `seconds_by_part`,
-    the encoding's and each task's scoring's wall time); `items` gets each task's per-item record, and
+    resolved precision and what it ran on, see `harness.device.hardware_tags`, `seconds_by_part`,
+    the encoding's and each task's scoring's wall time, and `data_files`, each file read with its size and
+    sha256: harness.data.lineage); `items` gets each task's per-item record, and
     `mteb`, when given, the MTEB STS tasks' scores on MTEB's text (harness.evaluate.mteb_results)."""
     root = resolve_data_dir(data_dir)
     check_available(model)  # a hub model the hub cannot serve now: one line, not transformers' retries
@@ -65,13 +67,14 @@ def run_eval(
     encoder = Encoder(model, pooler, max_length).to(chosen)
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
     start, parts = time.perf_counter(), {}
-    results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items)  # type: ignore[arg-type]
-    if mteb is not None:
-        from harness.evaluate.mteb_results import mteb_scores, mteb_tasks
+    with reading() as files:
+        results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items)  # type: ignore[arg-type]
+        if mteb is not None:
+            from harness.evaluate.mteb_results import mteb_scores, mteb_tasks
 
-        started = time.perf_counter()
-        mteb.update(mteb_scores(encode_fn, root, mteb_tasks(tasks)))
-        parts["mteb"] = time.perf_counter() - started
+            started = time.perf_counter()
+            mteb.update(mteb_scores(encode_fn, root, mteb_tasks(tasks)))
+            parts["mteb"] = time.perf_counter() - started
     settings = {
         "model": model, "pooler": pooler, "embedding": encoder.embedding, "text": text, "preset": preset,
         "classifier": classifier,
@@ -79,6 +82,7 @@ def run_eval(
         "precision": hardware["precision"], "device": str(chosen), "max_length": encoder.max_length,
         "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1),
         "seconds_by_part": {part: round(value, 2) for part, value in parts.items()}, "hardware": hardware,
+        "data_files": lineage(files, root),
     }  # fmt: skip
     return results, settings
 
@@ -141,7 +145,10 @@ def log_eval(
     tags = {"harness.role": "eval", "model": str(settings["model"]), "git_commit": git_commit(), **hardware}
     run = tracker.start_run(experiment_id, f"eval {settings['model']} ({settings['pooler']})", tags)
     try:
-        run.log_params({k: v for k, v in settings.items() if k not in ("hardware", "seconds_by_part")})
+        run.log_params(
+            {k: v for k, v in settings.items() if k not in ("hardware", "seconds_by_part", "data_files")}
+        )
+        run.log_lineage({"evaluation": settings["data_files"]})  # type: ignore[dict-item]
         times = settings["seconds_by_part"]
         assert isinstance(times, dict)
         run.log_metrics({**flat_metrics(results), **{f"seconds.{k}": v for k, v in times.items()}})

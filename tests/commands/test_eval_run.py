@@ -63,6 +63,12 @@ def test_eval_json_and_mlflow(tiny_bert: Path, tmp_path: Path) -> None:
     assert metrics["MRPC.f1"] == pytest.approx(data["MRPC"]["f1"])
     assert metrics["AlignUniform.uniformity"] == pytest.approx(data["AlignUniform"]["uniformity"])
     assert metrics["seconds.MRPC"] == parts["MRPC"] and "seconds_by_part" not in runs[0].data.params
+    # the files it read, with their sha256, in the JSON and as the run's dataset inputs
+    read = {row["path"] for row in settings["data_files"]}
+    assert {"senteval/MRPC/msr_paraphrase_test.txt", "senteval/STS/STSBenchmark/sts-test.csv"} <= read
+    assert len([p for p in read if p.startswith("senteval/STS/STS12-en-test/")]) == 10
+    inputs = tracker.get_run(runs[0].info.run_id).inputs.dataset_inputs
+    assert {i.dataset.name for i in inputs} >= {"senteval/MRPC", "senteval/STS/STS12-en-test"}
     # the per-item record beside the JSON (r.items.parquet) and in the run: every score given back
     beside = tmp_path / "r.items.parquet"
     assert f"results written to {out} (per-item predictions: {beside})" in result.stdout
