@@ -1,12 +1,13 @@
 """`harness export STUDY`: the best trial's saved model (or the top k) out of MLflow into a directory that
-`SentenceTransformer(path)` loads. Trials save their evaluated weights when the study sets
-`save_model: true` (harness.model.save); trials are ranked by their best dev score, the Optuna objective
-(`<dev metric>.best`, logged by every trial)."""
+`SentenceTransformer(path)` loads, with a model card (`README.md`, harness.commands.model_card). Trials
+save their evaluated weights when the study sets `save_model: true` (harness.model.save); trials are
+ranked by their best dev score, the Optuna objective (`<dev metric>.best`, logged by every trial)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from harness.commands.model_card import write_model_card
 from harness.errors import HarnessError
 from harness.staging import staged
 from harness.tracking.metric_names import metrics_of
@@ -51,6 +52,7 @@ def export_best(tracker: Tracker, study: str, out: Path, profile: str | None, to
         result.mkdir()
         for name, run in zip(names, chosen, strict=True):
             tracker.download(run.info.run_id, "model", staging / name).rename(result / name)  # type: ignore[attr-defined]
+            write_model_card(tracker, run, result / name, f"{study}-{name}")
         if top == 1:
             result = result / names[0]
         if out.exists():

@@ -32,7 +32,7 @@ from harness.model.save import save_encoder
 from harness.spec.run_spec import ResolvedRun
 from harness.study.stage_cache_use import cached_stages, record_cache_use
 from harness.tracking.metric_names import OBJECTIVE
-from harness.tracking.tracker import LoggedRun, Tracker, git_commit, tracking_outage
+from harness.tracking.tracker import LoggedRun, Tracker, git_commit, package_versions, tracking_outage
 from harness.train.loop import reseed, train
 
 
@@ -87,6 +87,7 @@ def run_trial(
         "profile": ctx.profile,
         "git_commit": git_commit(),
         "mlflow.source.git.commit": git_commit(),
+        "versions": package_versions(),
         "data_dir": str(ctx.data_dir),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "threads": str(ctx.threads or torch.get_num_threads()),

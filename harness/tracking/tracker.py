@@ -105,6 +105,24 @@ def git_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
+VERSIONED = ("torch", "transformers", "sentence-transformers", "mlflow", "optuna", "numpy", "scikit-learn")
+
+
+@functools.cache
+def package_versions() -> str:
+    """`python 3.11.9, torch 2.13.0, ...`: what a run ran with (the packages that shape its numbers)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = [f"python {platform.python_version()}"]
+    for name in VERSIONED:
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            continue
+    return ", ".join(found)
+
+
 def tracking_outage(exc: BaseException) -> ServiceUnavailable | None:
     """An MLflow client error that means the server stayed away past MLflow's own retries (7, ~4 min:
     MLFLOW_HTTP_REQUEST_MAX_RETRIES), as the stop it is; None for any other error."""

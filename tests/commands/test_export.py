@@ -3,6 +3,7 @@ scoring as the trial scored it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -37,6 +38,26 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
     assert spearman == pytest.approx(
         metrics_of(best)["STSBenchmark.spearman"], abs=0.01
     )  # the best trial's weights
+
+    # the model card: metadata the Hub's parser reads, the scores, the data files with their sha256
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(out / "README.md")
+    assert card.data.library_name == "sentence-transformers" and "base_model" not in card.data.to_dict()
+    assert card.data.datasets == ["senteval/SNLI"] and "scl" in card.data.tags
+    (result,) = card.data.eval_results  # the final task's main score: STS-B test Spearman
+    assert (result.dataset_name, result.metric_type) == ("STSBenchmark", "spearman")
+    assert result.metric_value == round(metrics_of(best)["STSBenchmark.spearman"], 4)
+    text = card.text
+    spearman = metrics_of(best)["STSBenchmark.spearman"]
+    assert (
+        "Liao" in text
+        and f"| STSBenchmark.spearman | {spearman:.4g} | STSBenchmark, test split: Spearman" in text
+    )
+    snli = (Path(best.data.tags["data_dir"]) / "senteval/SNLI/s1.dev").read_bytes()
+    digest = hashlib.sha256(snli).hexdigest()
+    assert f"| training | senteval/SNLI/s1.dev | {len(snli)} | {digest} |" in text
+    assert "torch 2" in text and best.data.tags["git_commit"] in text
 
     again = harness_here("export", "exported", "--out", str(out))  # not into a non-empty directory
     assert again.returncode == 2 and "is not an empty directory" in again.stderr
