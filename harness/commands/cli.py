@@ -327,7 +327,7 @@ def _study_outcome(
 ) -> None:
     """The end of a study: trials done, the best configuration, where the report and the UI are, what
     next."""
-    from harness.study.optuna_study import best_configuration, done_count
+    from harness.study.optuna_study import best_configuration, done_count, pareto_front
     from harness.tracking.tracker import experiment_url, resolve_tracking_uri
 
     best, name = best_configuration(opt), resolved.name
@@ -346,6 +346,15 @@ def _study_outcome(
             click.echo(
                 f"best: trial {best.trials[0]} ({label}), dev {metric} {best.mean:.4g} (the objective)"
             )
+    if resolved.multi_objective():
+        front = pareto_front(opt)
+        wanted = ", ".join(f"{o.metric} ({o.direction})" for o in resolved.objectives)
+        click.echo(f"Pareto front of {wanted}: {len(front)} trial(s) no other trial beats on every objective")
+        for trial in front:
+            values = ", ".join(
+                f"{o.metric} {v:.4g}" for o, v in zip(resolved.objectives, trial.values, strict=True)
+            )
+            click.echo(f"  trial {trial.number} ({_trial_label(trial.params)}): {values}")
     uri = resolve_tracking_uri(tracking_uri)
     url = experiment_url(uri, str(opt.user_attrs.get("mlflow_experiment_id", "")))
     click.echo(as_invoked(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}"))

@@ -28,6 +28,7 @@ from harness.errors import HarnessError, did_you_mean, read_utf8, yaml_error
 from harness.home import STUDIES_DIR
 from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.spec.overrides import Override, apply_overrides, describe
+from harness.tracking.metric_names import undeclared
 
 if TYPE_CHECKING:  # resolving runs imports every method (torch): only when a trial is resolved
     from harness.spec.run_spec import ResolvedRun
@@ -93,13 +94,30 @@ class Profile(BaseModel):
     )
 
 
+class StudyObjective(BaseModel):
+    """One objective of a multi-objective study: a metric every trial logs at its end (`objective`, the
+    best dev score; a final score such as `STS.avg` or `transfer.devavg`; `train.seconds`) and whether
+    more or less of it is better."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: str
+    direction: Literal["maximize", "minimize"] = "maximize"
+
+
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
     description: str = ""
-    sampler: Literal["grid", "tpe"] = "grid"
-    n_trials: int | None = Field(None, gt=0, description="required for tpe")
+    sampler: Literal["grid", "tpe", "nsga2"] = "grid"
+    n_trials: int | None = Field(None, gt=0, description="required for tpe and nsga2")
+    objectives: list[StudyObjective] | None = Field(
+        None,
+        min_length=2,
+        description="two or more objectives traded off (Optuna's multi-objective study: the trials on the "
+        "Pareto front are its result); unset: the method's objective, maximized",
+    )
     pruner: Literal["none", "median", "hyperband", "successive_halving"] = Field(
         "none",
         description="stop unpromising trials early on the dev scores they report at each evaluation "
@@ -147,6 +165,17 @@ class StudyConfig(BaseModel):
                 raise ValueError(f"profile '{name}' runs only variant '{unknown}', which 'variants' lacks")
             if VARIANT in (profile.search or {}) or VARIANT in self.search:
                 raise ValueError("'variant' is searched by declaring 'variants:', not in 'search'")
+        if self.objectives:
+            if self.pruner != "none":
+                raise ValueError("a multi-objective study cannot be pruned (Optuna prunes on one value); "
+                                 "set pruner: none")  # fmt: skip
+            if self.save_top_k:
+                raise ValueError("save_top_k ranks trials by one objective; with several, set save_model: "
+                                 "true in base to keep every trial's model")  # fmt: skip
+        for objective in self.objectives or []:
+            problem = undeclared(objective.metric)
+            if problem:
+                raise ValueError(f"objectives: {problem}")
         return self
 
 
@@ -155,8 +184,9 @@ class ResolvedStudy(BaseModel):
 
     name: str
     profile: str
-    sampler: Literal["grid", "tpe"]
+    sampler: Literal["grid", "tpe", "nsga2"]
     n_trials: int
+    objectives: tuple[StudyObjective, ...] = ()
     description: str = Field("", description="the study's description, then its profile's")
     pruner: Literal["none", "median", "hyperband", "successive_halving"] = "none"
     pruner_startup_trials: int = 5
@@ -205,7 +235,16 @@ class ResolvedStudy(BaseModel):
             payload["pruner"] = f"{self.pruner}/{self.pruner_startup_trials}"
         if self.variants:
             payload["variants"] = self.variants
+        if self.objectives:
+            payload["objectives"] = [o.model_dump() for o in self.objectives]
         return json.loads(json.dumps(payload, default=str))
+
+    def directions(self) -> list[str]:
+        """Optuna's direction of each objective (one study objective: the method's, maximized)."""
+        return [o.direction for o in self.objectives] or ["maximize"]
+
+    def multi_objective(self) -> bool:
+        return len(self.objectives) > 1
 
     def fingerprint(self) -> str:
         """Hash of `config()`: a changed configuration must not silently resume (harness.spec.derived)."""
@@ -411,13 +450,14 @@ def _resolve(study: StudyConfig, chosen: str, prof: Profile, path: Path) -> Reso
         for values in search.values():
             n_trials *= len(values)
     elif n_trials is None:
-        raise HarnessError(f"{path}: sampler tpe needs n_trials (top level or in the profile)")
+        raise HarnessError(f"{path}: sampler {sampler} needs n_trials (top level or in the profile)")
     return ResolvedStudy(
         name=study.name,
         profile=chosen,
         description="; ".join(d for d in (study.description, prof.description) if d),
         sampler=sampler,
         n_trials=n_trials,
+        objectives=tuple(study.objectives or ()),
         pruner=study.pruner,
         pruner_startup_trials=study.pruner_startup_trials,
         save_top_k=study.save_top_k,

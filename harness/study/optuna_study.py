@@ -101,7 +101,9 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
 def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler:
     if study.sampler == "grid":
         return ResumableGridSampler(study.grid(), seed=seed)
-    return optuna.samplers.TPESampler(seed=seed)
+    if study.sampler == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed)
+    return optuna.samplers.TPESampler(seed=seed)  # several objectives: its multi-objective TPE
 
 
 def make_pruner(study: ResolvedStudy) -> optuna.pruners.BasePruner:
@@ -122,7 +124,7 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
     `trial.number`, so workers do not collide). TPE workers get their own seeds, or concurrent
     workers would propose the same candidate.
     """
-    seed = int(study.base.get("seed", 42)) + (worker if study.sampler == "tpe" else 0)
+    seed = int(study.base.get("seed", 42)) + (worker if study.sampler != "grid" else 0)
     name = study.optuna_name
     if create:
         opt = optuna.create_study(
@@ -130,7 +132,7 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
             storage=storage,
             sampler=make_sampler(study, seed),
             pruner=make_pruner(study),
-            direction="maximize",
+            directions=study.directions(),
             load_if_exists=True,
         )
         stored = opt.user_attrs.get(FINGERPRINT)
@@ -265,7 +267,10 @@ class BestConfiguration:
 
 def best_configuration(opt: optuna.Study) -> BestConfiguration | None:
     """The best configuration on the seed mean of the completed trials (a seed's best trial alone would be
-    chosen for its luck); None when no trial completed."""
+    chosen for its luck); None when no trial completed, or when the study has several objectives (its
+    result is the Pareto front: `pareto_front`)."""
+    if len(opt.directions) > 1:
+        return None
     groups: dict[tuple[tuple[str, str], ...], list[FrozenTrial]] = {}
     for trial in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         config = {k: v for k, v in trial.params.items() if k != "seed"}
@@ -283,8 +288,17 @@ def best_configuration(opt: optuna.Study) -> BestConfiguration | None:
 
 
 def best_value(opt: optuna.Study) -> float:
+    """The best objective so far (NaN before any trial completed, and for several objectives)."""
+    if len(opt.directions) > 1:
+        return math.nan
     values = [t.value for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
     return max(values) if values else math.nan
+
+
+def pareto_front(opt: optuna.Study) -> list[FrozenTrial]:
+    """The completed trials no other completed trial dominates (Optuna's `best_trials`: at least as good in
+    every objective's direction and better in one), by trial number."""
+    return sorted(opt.best_trials, key=lambda t: t.number)
 
 
 def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_failed: bool = False) -> int:

@@ -9,7 +9,7 @@ import optuna
 from tqdm.auto import tqdm
 
 from harness.spec.study_spec import ResolvedStudy
-from harness.study.optuna_study import best_value, done_count, remaining
+from harness.study.optuna_study import best_value, done_count, pareto_front, remaining
 
 
 def study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool) -> tqdm:
@@ -27,6 +27,9 @@ def study_bar(study: ResolvedStudy, opt: optuna.Study, progress: bool) -> tqdm:
 
 def update_bar(bar: tqdm, opt: optuna.Study) -> None:
     bar.n = done_count(opt)
-    best = best_value(opt)
-    bar.set_postfix(best=f"{best:.2f}" if math.isfinite(best) else "-")
+    if len(opt.directions) > 1:  # several objectives: the size of the Pareto front so far
+        bar.set_postfix(front=len(pareto_front(opt)))
+    else:
+        best = best_value(opt)
+        bar.set_postfix(best=f"{best:.2f}" if math.isfinite(best) else "-")
     bar.refresh()

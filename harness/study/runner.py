@@ -58,6 +58,7 @@ from harness.study.optuna_study import (
     failed_trials,
     open_storage,
     open_study,
+    pareto_front,
     prepare_resume,
     remaining,
     suggest,
@@ -251,6 +252,7 @@ def worker_loop(
         lambda value: among_best(opt, value, study.save_top_k),
         announce=say,
         study_tags=study.profile_tags(),
+        objectives=tuple(o.metric for o in study.objectives),
     )
 
     running: list[optuna.Trial] = []  # the trial this worker runs now
@@ -265,6 +267,8 @@ def worker_loop(
         label = " ".join(f"{k}={v}" for k, v in values.items())  # in full: the run's name in the UI
 
         def report(step: int, value: float) -> None:
+            if study.multi_objective():  # Optuna reports and prunes on one value only
+                return
             with taken_over_if_finished():
                 trial.report(value, step)
             if trial.should_prune():
@@ -282,7 +286,7 @@ def worker_loop(
                 still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING,
             )
             seconds = time.monotonic() - started
-            say(f"trial {trial.number} ({label or 'the base'}): dev score {value:.4g} in {seconds:.0f} s")
+            say(f"trial {trial.number} ({label or 'the base'}): {scored(value, study)} in {seconds:.0f} s")
             return value
         except optuna.TrialPruned as exc:
             say(f"trial {trial.number} {exc}")
@@ -345,6 +349,13 @@ def record_run(trial: optuna.Trial, run_id: str) -> None:
     """The trial's MLflow run id on the Optuna trial (lost-trial recovery ends that run KILLED)."""
     with taken_over_if_finished():
         trial.set_user_attr(MLFLOW_RUN, run_id)
+
+
+def scored(value: float | tuple[float, ...], study: ResolvedStudy) -> str:
+    """`dev score 80.24`, or a multi-objective trial's `objective 80.24, transfer.devavg 71.3`."""
+    if isinstance(value, tuple):
+        return ", ".join(f"{o.metric} {v:.4g}" for o, v in zip(study.objectives, value, strict=True))
+    return f"dev score {value:.4g}"
 
 
 def freeze_what_is_loaded() -> None:
@@ -435,6 +446,10 @@ def _summarise(opt: optuna.Study, tracker: Tracker, parent: str) -> None:
     }
     best = best_configuration(opt)  # on the seed mean where the study repeats seeds
     metrics = {**counts, **({"best.objective": best.mean} if best is not None else {})}
+    if len(opt.directions) > 1:  # several objectives: the trials on the Pareto front
+        front = pareto_front(opt)
+        metrics["trials.pareto"] = len(front)
+        tracker.run(parent).set_tag("pareto_trials", ", ".join(str(t.number) for t in front))
     tracker.log_metrics(parent, metrics)
     if best is not None:
         tracker.run(parent).set_tag("best_params", str(best.params))

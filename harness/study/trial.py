@@ -21,7 +21,7 @@ import yaml
 from harness.config import RunConfig
 from harness.data.lineage import lineage, reading
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
-from harness.errors import ServiceUnavailable, TrialSkipped
+from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
 from harness.evaluate.encode import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.fleet.recovery import TAKEN_OVER, TrialTakenOver
@@ -51,6 +51,7 @@ class TrialContext:
     keep_model: Callable[[float], bool] = lambda value: False  # the study's save_top_k rule
     announce: Callable[[str], None] | None = None  # a line for the terminal (long steps: final evaluation)
     study_tags: dict[str, str] = field(default_factory=dict)  # on every trial (the profile's changes)
+    objectives: tuple[str, ...] = ()  # a multi-objective study's metrics: the trial's values, in order
 
 
 def paper_default_tags(run_spec: ResolvedRun) -> dict[str, str]:
@@ -70,9 +71,10 @@ def run_trial(
     label: str = "",
     on_start: Callable[[str], None] = lambda run_id: None,
     still_ours: Callable[[], bool] = lambda: True,
-) -> float:
+) -> float | tuple[float, ...]:
     """Train and evaluate one configuration; return its best dev score (the Optuna objective: the dev
-    score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall).
+    score of the method's objective, e.g. STS-B dev Spearman or the CS224N dev overall), or in a
+    multi-objective study the values of its objectives' metrics (`ctx.objectives`), as logged.
 
     The child run ends FINISHED, FAILED (with the error as a tag) or KILLED (Ctrl-C or SIGTERM; skipped,
     the TrialSkipped notice as its `error` tag; pruned, the step and score; the Optuna database gone;
@@ -156,7 +158,7 @@ def _train_and_evaluate(
     run: LoggedRun,
     report: Callable[[int, float], None],
     number: int = 0,
-) -> float:
+) -> float | tuple[float, ...]:
     config = run_spec.settings
     reseed(config.seed)
     device = pick_device(config.device)
@@ -238,17 +240,15 @@ def _train_and_evaluate(
     run.log_lineage(
         {"training": lineage(trained_on, ctx.data_dir), "evaluation": lineage(evaluated_on, ctx.data_dir)}
     )
-    run.log_metrics(
-        {
-            **metrics,
-            f"{objective.dev_metric}.best": outcome.best_dev,
-            OBJECTIVE: outcome.best_dev,  # the trial's Optuna value: the last point of its curve
-            "train.best_step": outcome.best_step,
-            "train.steps": outcome.steps,
-            "train.seconds": outcome.seconds,
-        },
-        step=outcome.steps,
-    )
+    final = {
+        **metrics,
+        f"{objective.dev_metric}.best": outcome.best_dev,
+        OBJECTIVE: outcome.best_dev,  # the trial's Optuna value: the last point of its curve
+        "train.best_step": outcome.best_step,
+        "train.steps": outcome.steps,
+        "train.seconds": outcome.seconds,
+    }
+    run.log_metrics(final, step=outcome.steps)
     run.log_text(json.dumps(results, indent=2), "results.json")
     record = objective.items()
     if record is not None:  # every final score recomputable from its items (report intervals)
@@ -258,7 +258,22 @@ def _train_and_evaluate(
         run.log_array(array, name)
     if config.save_model or ctx.keep_model(outcome.best_dev):
         _save_model(run, encoder, embedder)
+    if ctx.objectives:
+        return objective_values(final, ctx.objectives)
     return outcome.best_dev
+
+
+def objective_values(final: dict[str, float], names: tuple[str, ...]) -> tuple[float, ...]:
+    """A multi-objective trial's values: its logged metrics `names`; one it did not log is an error that
+    says what it did log."""
+    missing = [name for name in names if name not in final]
+    if missing:
+        logged = ", ".join(sorted(final))
+        raise HarnessError(
+            f"objective {missing[0]!r} is not among this trial's final metrics ({logged}); name one of them "
+            "in 'objectives', or add its task to final_tasks"
+        )
+    return tuple(float(final[name]) for name in names)
 
 
 def _log_mteb_results(

@@ -287,5 +287,11 @@ for _name in TRANSFER_TASKS:
     )(lambda data_dir, variant, task=_name: _read(data_dir, task))  # fmt: skip
 
 declare_aggregate("transfer.avg", TRANSFER_TASKS, "acc", "mean accuracy of the eight transfer tasks")
+declare_aggregate(
+    "transfer.devavg",
+    TRANSFER_TASKS,
+    "devacc",
+    "mean validation accuracy of the eight transfer tasks (no test item)",
+)
 declare_suite("transfer", TRANSFER_TASKS)
 declare_suite("full", (*STS_TEST, *TRANSFER_TASKS, GEOMETRY))
