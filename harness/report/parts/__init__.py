@@ -8,6 +8,7 @@ from harness.report.parts import (  # noqa: F401
     grid_table,
     heatmap,
     line,
+    pareto,
     projection,
     runs_table,
 )

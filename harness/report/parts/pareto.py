@@ -1,0 +1,123 @@
+"""`kind: pareto` (a figure) and `kind: pareto_table` (a table): the configurations of a multi-objective
+study on two of its objectives, and its Pareto front: the configurations no other is at least as good as on
+both objectives and better than on one (each in its direction). Seeds of one configuration (one label) are
+averaged first, so the front is one of configurations, as a study with seeds chooses them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+from pydantic import Field
+
+from harness.report.collect import filter_runs, require_columns, row_labels
+from harness.report.figures import in_words, plt, save, titled
+from harness.report.parts.base import FigurePart, Filtered, PartContext, TablePart, register_part
+from harness.report.tables import escape_latex, latex_label
+
+Direction = Literal["maximize", "minimize"]
+
+
+class ParetoSpec(Filtered):
+    """Which runs (a label per configuration) and which two objectives, each with its direction."""
+
+    label: str = Field(
+        description="configuration label template over params, e.g. 'lambda={lambda} tau={tau}'"
+    )
+    x: str = Field(description="the first objective's MLflow metric (horizontal axis)")
+    y: str = Field(description="the second objective's MLflow metric (vertical axis)")
+    x_direction: Direction = "maximize"
+    y_direction: Direction = "maximize"
+    x_label: str = Field("", description="the first objective in words (default: from its metric's name)")
+    y_label: str = Field("", description="the second objective in words")
+
+    def named(self, axis: Literal["x", "y"]) -> str:
+        label, metric = (self.x_label, self.x) if axis == "x" else (self.y_label, self.y)
+        return label or in_words(metric)
+
+
+def dominates(
+    a: tuple[float, float], b: tuple[float, float], directions: tuple[Direction, Direction]
+) -> bool:
+    """Whether `a` is at least as good as `b` on both objectives and better on one."""
+    signs = [1 if d == "maximize" else -1 for d in directions]
+    better = [s * (p - q) for s, p, q in zip(signs, a, b, strict=True)]
+    return all(v >= 0 for v in better) and any(v > 0 for v in better)
+
+
+def pareto_frame(frame: pd.DataFrame, spec: ParetoSpec) -> pd.DataFrame:
+    """One row per label: `x`, `y` (means over its runs), `runs`, and `front` (on the Pareto front)."""
+    part = f"pareto {spec.name}"
+    frame = filter_runs(frame, spec.where, part)
+    require_columns(frame, [spec.x, spec.y], part)
+    points = pd.DataFrame(
+        {"x": frame[spec.x].to_numpy(), "y": frame[spec.y].to_numpy()},
+        index=row_labels(frame, spec.label, part),
+    ).dropna()
+    grouped = points.groupby(level=0, sort=False)
+    table = grouped.mean().assign(runs=grouped.size())
+    directions = (spec.x_direction, spec.y_direction)
+    pairs = list(zip(table["x"], table["y"], strict=True))
+    table["front"] = [not any(dominates(other, mine, directions) for other in pairs) for mine in pairs]
+    return table
+
+
+def _axis(name: str, direction: Direction) -> str:
+    return f"{name} ({'higher' if direction == 'maximize' else 'lower'} is better)"
+
+
+@register_part("pareto")
+class ParetoFigure(FigurePart, ParetoSpec):
+    """Every configuration as a point, the front marked, labelled and joined in order of the first
+    objective."""
+
+    title: str = ""
+
+    def draw(self, ctx: PartContext, path: Path) -> None:
+        table = pareto_frame(ctx.frame, self)
+        fig, ax = plt.subplots(figsize=(6, 4.2))
+        rest, front = table[~table["front"]], table[table["front"]].sort_values("x")
+        ax.scatter(rest["x"], rest["y"], color="0.6", s=24, label="dominated")
+        ax.plot(front["x"], front["y"], color="C3", marker="o", markersize=6, label="Pareto front")
+        for label, row in front.iterrows():
+            ax.annotate(
+                str(label), (row["x"], row["y"]), fontsize=7, xytext=(4, 4), textcoords="offset points"
+            )
+        ax.set_xlabel(_axis(self.named("x"), self.x_direction))
+        ax.set_ylabel(_axis(self.named("y"), self.y_direction))
+        ax.ticklabel_format(useOffset=False)  # close scores read as they are, not as an offset
+        titled(ax, self.title or f"{self.name}: {int(table['front'].sum())} of {len(table)} on the front")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, path)
+
+
+@register_part("pareto_table")
+class ParetoTable(TablePart, ParetoSpec):
+    """The configurations on the front, best on the first objective first, with both objectives (means
+    over their runs) and the number of runs. No interval: a study's objectives are dev scores, and the item
+    records hold the test items only (harness.stats.items); the caption says so."""
+
+    caption: str = ""
+    digits: int = Field(2, ge=0, le=6)
+
+    def latex(self, ctx: PartContext) -> str:
+        table = pareto_frame(ctx.frame, self)
+        front = table[table["front"]].sort_values("x", ascending=self.x_direction == "minimize")
+        header = (
+            f"configuration & {escape_latex(self.named('x'))} & {escape_latex(self.named('y'))} & runs \\\\"
+        )
+        rows = [
+            f"{latex_label(str(label))} & {x:.{self.digits}f} & {y:.{self.digits}f} & {runs} \\\\"
+            for label, x, y, runs in front[["x", "y", "runs"]].itertuples()
+        ]
+        caption = self.caption or (
+            f"Pareto front of {self.named('x')} and {self.named('y')}: {len(front)} of {len(table)} "
+            "configurations no other beats on both (means over their runs: point estimates, no interval)"
+        )
+        return "\n".join([
+            "\\begin{table}[H]", "\\centering", f"\\caption{{{escape_latex(caption)}}}",
+            f"\\label{{tab:{self.name}}}", "\\begin{tabular}{lrrr}", "\\toprule", header, "\\midrule", *rows,
+            "\\bottomrule", "\\end{tabular}", "\\end{table}",
+        ]) + "\n"  # fmt: skip
