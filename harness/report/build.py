@@ -23,7 +23,7 @@ from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.staging import staged
 from harness.stats.resample import Resampler
 from harness.tracking.study_runs import trial_frame, unfinished_trials
-from harness.tracking.tracker import Tracker, require_store
+from harness.tracking.tracker import Tracker, objectives_of, require_store
 
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
 
@@ -80,7 +80,8 @@ def write_study(
     if missing:
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
                      "before the harness kept them): their cells have no interval.")  # fmt: skip
-    parts, context = [], PartContext(tracker, frame, folder, prefix, setting, evidence, data_dir)
+    objectives = objectives_of(parent.data.tags)
+    parts, context = [], PartContext(tracker, frame, folder, prefix, setting, evidence, data_dir, objectives)
     profile_run = parent.data.tags.get("profile", "?")
     unevaluated = []
     for part in [*spec.tables, *spec.figures]:

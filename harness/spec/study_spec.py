@@ -78,22 +78,6 @@ def check_plain_name(kind: str, name: str) -> None:
         )
 
 
-class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    description: str = ""
-    base: dict[str, Any] = Field(default_factory=dict)
-    search: SearchSpace | None = None
-    n_trials: int | None = Field(None, gt=0)
-    seeds: list[int] | None = Field(None, min_length=1, description="overrides the study's seeds")
-    variants: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="overrides of the study's variants, by name (e.g. smaller budgets)"
-    )
-    only: list[str] | None = Field(
-        None, min_length=1, description="run only these variants (a smoke profile's subset of the rows)"
-    )
-
-
 class StudyObjective(BaseModel):
     """One objective of a multi-objective study: a metric every trial logs at its end (`objective`, the
     best dev score; a final score such as `STS.avg` or `transfer.devavg`; `train.seconds`) and whether
@@ -103,6 +87,25 @@ class StudyObjective(BaseModel):
 
     metric: str
     direction: Literal["maximize", "minimize"] = "maximize"
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    base: dict[str, Any] = Field(default_factory=dict)
+    search: SearchSpace | None = None
+    n_trials: int | None = Field(None, gt=0)
+    seeds: list[int] | None = Field(None, min_length=1, description="overrides the study's seeds")
+    objectives: list[StudyObjective] | None = Field(
+        None, min_length=2, description="overrides the study's objectives (a smoke profile's cheaper ones)"
+    )
+    variants: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="overrides of the study's variants, by name (e.g. smaller budgets)"
+    )
+    only: list[str] | None = Field(
+        None, min_length=1, description="run only these variants (a smoke profile's subset of the rows)"
+    )
 
 
 class StudyConfig(BaseModel):
@@ -165,14 +168,17 @@ class StudyConfig(BaseModel):
                 raise ValueError(f"profile '{name}' runs only variant '{unknown}', which 'variants' lacks")
             if VARIANT in (profile.search or {}) or VARIANT in self.search:
                 raise ValueError("'variant' is searched by declaring 'variants:', not in 'search'")
-        if self.objectives:
+        if self.objectives or any(p.objectives for p in self.profiles.values()):
             if self.pruner != "none":
                 raise ValueError("a multi-objective study cannot be pruned (Optuna prunes on one value); "
                                  "set pruner: none")  # fmt: skip
             if self.save_top_k:
                 raise ValueError("save_top_k ranks trials by one objective; with several, set save_model: "
                                  "true in base to keep every trial's model")  # fmt: skip
-        for objective in self.objectives or []:
+        for objective in [
+            *(self.objectives or []),
+            *(o for p in self.profiles.values() for o in p.objectives or []),
+        ]:
             problem = undeclared(objective.metric)
             if problem:
                 raise ValueError(f"objectives: {problem}")
@@ -457,7 +463,7 @@ def _resolve(study: StudyConfig, chosen: str, prof: Profile, path: Path) -> Reso
         description="; ".join(d for d in (study.description, prof.description) if d),
         sampler=sampler,
         n_trials=n_trials,
-        objectives=tuple(study.objectives or ()),
+        objectives=tuple(prof.objectives or study.objectives or ()),
         pruner=study.pruner,
         pruner_startup_trials=study.pruner_startup_trials,
         save_top_k=study.save_top_k,

@@ -68,7 +68,7 @@ from harness.study.preflight import Checked, check_before_start
 from harness.study.progress_bar import study_bar, update_bar
 from harness.study.trial import TrialContext, run_trial
 from harness.study.workers import WorkerSettings, run_local_workers, watch_external_workers
-from harness.tracking.tracker import NOTE_TAG, Tracker, git_commit
+from harness.tracking.tracker import NOTE_TAG, OBJECTIVES_TAG, Tracker, git_commit, objectives_tag
 
 HEARTBEAT = "heartbeat_seconds"  # the coordinator's; workers adopt it
 
@@ -160,6 +160,7 @@ def _coordinate(
         "study": study.name,
         "profile": study.profile,
         "sampler": study.sampler,
+        **({OBJECTIVES_TAG: objectives_tag(study.objectives)} if study.objectives else {}),
         "git_commit": git_commit(),
         "data_dir": str(root),
         "workers": str(workers),

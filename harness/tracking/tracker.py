@@ -32,6 +32,9 @@ logging.getLogger("alembic").setLevel(logging.WARNING)
 
 PARENT_TAG = "mlflow.parentRunId"
 ROLE_TAG = "harness.role"
+OBJECTIVES_TAG = (
+    "objectives"  # a multi-objective study's parent run: `objective maximize, MR.devacc maximize`
+)
 LINEAGE_ARTIFACT = "data_files.json"  # the data files a run read (LoggedRun.log_lineage)
 NOTE_TAG = "mlflow.note.content"  # the description the UI shows on an experiment's or a run's page
 # The kind an experiment is for (values as the UI names them, mlflow/server/js: "mlflow.experimentKind").
@@ -103,6 +106,17 @@ def git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 else "unknown"
+
+
+def objectives_tag(objectives: Sequence[Any]) -> str:
+    """A multi-objective study's objectives as its parent run's tag: `metric direction, ...`."""
+    return ", ".join(f"{o.metric} {o.direction}" for o in objectives)
+
+
+def objectives_of(tags: dict[str, str]) -> list[tuple[str, str]]:
+    """(metric, direction) of each objective a parent run's tags name (none for one objective)."""
+    text = tags.get(OBJECTIVES_TAG, "")
+    return [tuple(item.rsplit(" ", 1)) for item in text.split(", ")] if text else []  # type: ignore[misc]
 
 
 VERSIONED = ("torch", "transformers", "sentence-transformers", "mlflow", "optuna", "numpy", "scikit-learn")

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from harness.errors import HarnessError
 from harness.report.parts.base import PartContext
 from harness.report.parts.pareto import ParetoFigure, ParetoTable, dominates, pareto_frame
 from tests.report.drawn import capture_figures
@@ -26,15 +27,22 @@ def _frame(seed: int) -> pd.DataFrame:
 @pytest.mark.parametrize("seed", range(5))
 def test_the_front_is_the_configurations_no_other_beats(seed: int) -> None:
     frame = _frame(seed)
-    spec = ParetoTable(
-        name="t", kind="pareto_table", label="{lam}", x="sts", y="seconds", y_direction="minimize"
-    )
-    table = pareto_frame(frame, spec)
+    spec = ParetoTable(name="t", kind="pareto_table", label="{lam}")  # the study's objectives, below
+    study = [("sts", "maximize"), ("seconds", "minimize")]
+    ctx = PartContext(None, frame, Path("."), "", None, objectives=study)  # type: ignore[arg-type]
+    table = pareto_frame(frame, spec, spec.axes(ctx))
     means = frame.groupby("lam")[["sts", "seconds"]].mean()  # seeds averaged: one point per configuration
     assert np.allclose(table[["x", "y"]].to_numpy(), means.to_numpy()) and (table["runs"] == 2).all()
     points = list(means.itertuples(index=False, name=None))
     brute = [not any(o[0] >= p[0] and o[1] <= p[1] and o != p for o in points) for p in points]
     assert table["front"].tolist() == brute and any(brute)
+
+
+def test_without_axes_or_study_objectives_it_says_what_to_name(tmp_path: Path) -> None:
+    ctx = PartContext(None, _frame(0), tmp_path, "", None)  # type: ignore[arg-type]
+    with pytest.raises(HarnessError, match="pareto p: name x and y"):
+        ParetoTable(name="p", kind="pareto_table", label="{lam}").write(ctx)
+    assert not (tmp_path / "p.tex").exists()
 
 
 def test_dominance_follows_each_direction() -> None:

@@ -53,6 +53,7 @@ def test_a_study_with_two_objectives_ends_on_its_pareto_front(tmp_path: Path, ti
     assert front and sorted(t.number for t in opt.best_trials) == front
     (parent,) = Tracker().search_runs([run.info.experiment_id], "tags.`harness.role` = 'study'")
     assert parent.data.tags["pareto_trials"] == ", ".join(map(str, front))
+    assert parent.data.tags["objectives"] == "objective maximize, train.seconds minimize"
     assert metrics_of(parent)["trials.pareto"] == len(front) and "best.objective" not in metrics_of(parent)
     assert "Pareto front of objective (maximize), train.seconds (minimize): " in result.stdout
     for number in front:

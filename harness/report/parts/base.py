@@ -4,7 +4,7 @@ LaTeX that shows it. A new kind is one file in this package plus its import in `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -37,6 +37,9 @@ class PartContext:
     setting: Setting | None
     evidence: Evidence | None = None  # the runs' item records (intervals); None: no statistics
     data_dir: str | None = None  # the data root for parts that print examples (`harness report --data-dir`)
+    objectives: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # a multi-objective study's (metric, direction)
 
 
 class ReportPart(BaseModel):
