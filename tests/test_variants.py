@@ -70,7 +70,7 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
         "\\input{unsup_strategies/dev_scores.tex}" in document
         and (book / "unsup_strategies" / "dev_scores.tex").is_file()
     )
-    assert built.built == ["unsup_strategies"] and len(built.not_run) == 22
+    assert built.built == ["unsup_strategies"] and len(built.not_run) == 23
     assert not (book / "lambda_tau_sweep").exists()  # no empty folder for a study never run
     # the studies never run: one page, each with the exact command, profile included
     assert document.count("\\section*{Studies not run yet}") == 1
