@@ -90,3 +90,16 @@ def test_an_objective_the_trial_does_not_log_fails_it_saying_what_it_logs(
     (run,) = child_runs("unlogged")
     assert run.info.status == "FAILED"
     assert run.data.tags["error"].startswith("HarnessError: objective 'MR.devacc' is not among this trial's")
+
+
+@pytest.mark.parametrize(("sampler", "kind"), [("nsga2", "NSGAIISampler"), ("tpe", "TPESampler")])
+def test_the_samplers_open_a_study_with_each_objectives_direction(
+    tmp_path: Path, tiny_bert: Path, sampler: str, kind: str
+) -> None:
+    path = _with(tiny_study(tmp_path, tiny_bert, {"lambda": {"low": 0.1, "high": 0.9}}, name=sampler),
+                 objectives=OBJECTIVES, sampler=sampler, n_trials=3)  # fmt: skip
+    study = load_study(path)
+    opt = open_study(study, open_storage(str(tmp_path / "optuna.journal")), create=True)
+    assert type(opt.sampler).__name__ == kind and [d.name for d in opt.directions] == ["MAXIMIZE", "MINIMIZE"]
+    trial = opt.ask()  # the sampler proposes within the range for a two-value study
+    assert 0.1 <= trial.suggest_float("lambda", 0.1, 0.9) <= 0.9
