@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from harness.config import one_line_error
-from harness.errors import HarnessError, read_utf8, yaml_error
+from harness.errors import HarnessError
 from harness.evaluate.registry import aggregates
 from harness.report.claim_spec import Claim
 from harness.report.names import SHORT_NAMES
 from harness.report.parts.base import ReportPart, part_of
+from harness.yaml_input import read_yaml
 
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 
@@ -95,10 +95,7 @@ def load_spec(study: str, metrics: list[str] | None = None, varying: list[str] |
     path = REPORTS_DIR / f"{study}.yaml"
     if not path.is_file():
         return default_spec(study, metrics or [], varying or [])
-    try:
-        raw = yaml.safe_load(read_utf8(path))
-    except yaml.YAMLError as exc:
-        raise yaml_error(path, exc) from None
+    raw = read_yaml(path)
     for section in ("tables", "figures") if isinstance(raw, dict) else ():
         _check_parts(raw.get(section), section, path)
     try:

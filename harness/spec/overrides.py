@@ -23,9 +23,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from harness.errors import HarnessError
+from harness.yaml_input import load_yaml
 
 SET, SEARCH, EVAL = "--set", "--search", "--eval"
 PROFILE_KEYS = ("seeds", "n_trials")  # top-level keys a profile overrides by the same name
@@ -72,11 +71,7 @@ def parse_override(option: str, given: str) -> Override:
 
 def _scalar(text: str) -> Any:
     """A YAML value; text that reads as a number is the number (YAML 1.1 reads `1e-5` as text)."""
-    try:
-        value = yaml.safe_load(text) if text else ""
-    except yaml.YAMLError as exc:
-        raise HarnessError(f"{text!r} is not a YAML value ({str(exc).splitlines()[0]})") from None
-    return value
+    return load_yaml(text, f"value {text[:40]!r}") if text else ""
 
 
 def _like(old: Any, new: Any) -> Any:

@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from harness.config import one_line_error
-from harness.errors import HarnessError, did_you_mean, read_utf8, yaml_error
+from harness.errors import HarnessError, did_you_mean, read_utf8
 from harness.home import STUDIES_DIR
 from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.spec.overrides import Override, apply_overrides, describe
 from harness.tracking.metric_names import undeclared
+from harness.yaml_input import read_yaml
 
 if TYPE_CHECKING:  # resolving runs imports every method (torch): only when a trial is resolved
     from harness.spec.run_spec import ResolvedRun
@@ -48,7 +48,9 @@ class Range(BaseModel):
 
 def _search_space(space: Any) -> Any:
     """Refuse an empty grid list and an upside-down range by name, before pydantic tries each form."""
-    for name, values in (space or {}).items():
+    if not isinstance(space, dict):
+        return space  # pydantic names what it wanted: a mapping of field -> values
+    for name, values in space.items():
         if isinstance(values, list) and not values:
             raise ValueError(f"'{name}' has an empty list; give at least one value")
         numbers = isinstance(values, dict) and all(
@@ -342,10 +344,7 @@ BASE_PROFILE = "base"  # the profile name of a study that has none: its own base
 
 def read_raw(path: Path) -> dict[str, Any]:
     """The study file's mapping as YAML gives it (not yet validated)."""
-    try:
-        raw = yaml.safe_load(read_utf8(path))
-    except yaml.YAMLError as exc:
-        raise yaml_error(path, exc) from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise HarnessError(f"{path}: expected a mapping with name, base, search and (optional) profiles")
     return raw
