@@ -108,6 +108,12 @@ def git_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 else "unknown"
 
 
+def _duplicate_key(exc: BaseException) -> bool:
+    """A unique-key violation from the store (SQLite's or PostgreSQL's words)."""
+    text = str(exc)
+    return "UNIQUE constraint failed" in text or "duplicate key value" in text
+
+
 def objectives_tag(objectives: Sequence[Any]) -> str:
     """A multi-objective study's objectives as its parent run's tag: `metric direction, ...`."""
     return ", ".join(f"{o.metric} {o.direction}" for o in objectives)
@@ -381,8 +387,15 @@ class LoggedRun:
                 profile = json.dumps({"files": len(members), "bytes": sum(int(m["bytes"]) for m in members)})
                 dataset = Dataset(folder, digest, "local", json.dumps({"uri": folder}), profile=profile)
                 inputs.append(DatasetInput(dataset, [InputTag(MLFLOW_DATASET_CONTEXT, context)]))
-        if inputs:
-            self.client.log_inputs(self.run_id, datasets=inputs)
+        for attempt in range(1, 4):  # workers of one study register the same dataset at the same moment:
+            try:  # MLflow's get-or-create of a dataset then fails in the second with a unique-key error
+                if inputs:
+                    self.client.log_inputs(self.run_id, datasets=inputs)
+                return
+            except Exception as exc:  # noqa: BLE001 - MlflowException wrapping the store's IntegrityError
+                if attempt == 3 or not _duplicate_key(exc):
+                    raise
+                time.sleep(0.2 * attempt)  # the other worker's dataset is then there to be found
 
     def set_tag(self, key: str, value: str) -> None:
         self.client.set_tag(self.run_id, key, value)
