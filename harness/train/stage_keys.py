@@ -19,7 +19,6 @@ modules built for later stages (a different fine-tuning head leaves the pre-trai
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Any
 
 import torch
 import transformers
+
+from harness.data.lineage import fingerprint
 
 VERSION = 1
 # run settings that do not act on training: output, logging, evaluation (scored stages add them back)
@@ -41,15 +42,6 @@ CACHE_FIELDS = {"stage_cache", "stage_cache_dir", "stage_cache_max_gb", "stage_c
 MODEL_FILES = ("config.json", "*.safetensors", "*.bin", "*.index.json")  # sharded weights too
 
 
-@functools.lru_cache(maxsize=16)
-def _file_digest(path: str, size: int, mtime: float) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def model_identity(resolved: str) -> str:
     """A local model folder by the content of its config and weights, a hub id by its name."""
     folder = Path(resolved)
@@ -57,9 +49,8 @@ def model_identity(resolved: str) -> str:
         return f"hub:{resolved}"
     paths = sorted({p for pattern in MODEL_FILES for p in folder.glob(pattern) if p.is_file()})
     parts = []
-    for path in paths:
-        stat = path.stat()
-        parts.append(f"{path.name}:{_file_digest(str(path), stat.st_size, stat.st_mtime)}")
+    for path in paths:  # sha256, hashed again only when a file's size or mtime changes (harness.data.lineage)
+        parts.append(f"{path.name}:{fingerprint(path)['sha256']}")
     return "dir:" + ",".join(parts)
 
 
