@@ -12,6 +12,11 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
   whether a storage records heartbeats, which Optuna decides with these and exports no public test for.
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
   included (`_get_trials`, `_create_new_trial`, ...: what Optuna's cache calls); the test checks the list.
+- harness.fleet.once_writes' ids: SteadyRDBStorage overrides `_create_new_trial` and the hook it calls inside
+  the creation transaction (`_get_prepared_new_trial`), and writes `set_trial_state_values` itself with
+  Optuna's session helper (`_create_scoped_session`), ORM models (`optuna.storages._rdb.models`) and
+  `_set_trial_value_without_commit` / `_set_trial_attr_without_commit`; tests/fleet/test_once_writes.py
+  checks that the rewrite answers as Optuna's does.
 """
 
 from __future__ import annotations

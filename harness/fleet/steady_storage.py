@@ -11,9 +11,10 @@ line naming the database and what to do, and every later call of this process fa
 process is ending: the runner closes the MLflow runs it owns and exits 1). Pooled connections are checked
 before use (SQLAlchemy's `pool_pre_ping`), so connections broken by a restart are replaced.
 
-Not covered: a write whose connection breaks after the server committed it but before it answered is
-applied again by the retry (an attribute written twice is harmless; a trial created twice is an extra
-trial). The window for that is one round trip at the instant of the outage; nothing here detects it.
+**Exactly once.** A write whose connection broke after the server committed it, before the answer
+arrived, is retried like any other; the writes a second application would change (creating a trial, a
+trial's state change, creating or deleting a study) carry a client-made id that the retry looks for first
+(harness.fleet.once_writes), so each applies once.
 
 **Cold start.** Processes started together on an empty database (`docker compose up`, a Slurm array)
 race to create Optuna's tables; PostgreSQL's catalogue answers the losers with duplicate-key or
@@ -31,12 +32,17 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
+from optuna.exceptions import DuplicatedStudyError
 from optuna.storages import RDBStorage
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import ServiceUnavailable, mask_password
+from harness.fleet import once_writes
 from harness.notices import notice
 
 RETRY_SECONDS = 60.0  # HARNESS_DB_RETRY_SECONDS overrides it
@@ -186,6 +192,7 @@ class SteadyRDBStorage(RDBStorage):
 
     def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float | None = None) -> None:
         self.retry = Retry(mask_password(url), retry_seconds)
+        self.attempts = once_writes.Attempts()
         pre_ping = {} if url.startswith("sqlite") else {"pool_pre_ping": True}
 
         def create() -> None:
@@ -195,6 +202,99 @@ class SteadyRDBStorage(RDBStorage):
                 )
 
         self.retry(create, also=is_schema_race)  # unreachable at the start: the caller's one line, at once
+
+    def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
+        return self._create_new_trial(study_id, template_trial)._trial_id
+
+    def _create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> FrozenTrial:
+        """Optuna's trial creation, its template carrying a creation id made once for all attempts."""
+        made = once_writes.new_id()
+        template = once_writes.with_creation_id(template_trial, made)
+        try:
+            return self.retry(lambda: RDBStorage._create_new_trial(self, study_id, template))
+        finally:
+            self.attempts.forget(made)
+
+    def _get_prepared_new_trial(self, study_id: int, template_trial: FrozenTrial | None, session: Any) -> Any:
+        """Inside Optuna's creation transaction (the study row locked): a retry whose earlier attempt
+        committed gets that trial back instead of a new one."""
+        made = (template_trial.system_attrs if template_trial else {}).get(once_writes.CREATION_ID)
+        if made is not None and self.attempts.retried(made):
+            earlier = once_writes.trial_carrying(session, study_id, made)
+            if earlier is not None:
+                return earlier
+        return super()._get_prepared_new_trial(study_id, template_trial, session)
+
+    def set_trial_state_values(
+        self, trial_id: int, state: TrialState, values: Sequence[float] | None = None
+    ) -> bool:
+        made = once_writes.new_id()
+        try:
+            return self.retry(lambda: self._set_state_once(trial_id, state, values, made))
+        finally:
+            self.attempts.forget(made)
+
+    def _set_state_once(
+        self, trial_id: int, state: TrialState, values: Sequence[float] | None, made: str
+    ) -> bool:
+        """Optuna's RDBStorage.set_trial_state_values (the trial row locked; values, then the state: a
+        take (RUNNING) only of a WAITING trial, else False; start and completion times), with the write's id
+        stored in the same transaction; a retry that finds its id answers True."""
+        from optuna.storages._rdb import models  # SQLAlchemy's ORM: imported when a database is used
+        from optuna.storages._rdb.storage import _create_scoped_session
+        from sqlalchemy import exc as sqlalchemy_exc
+
+        try:
+            with _create_scoped_session(self.scoped_session) as session:
+                trial = models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
+                if self.attempts.retried(made) and once_writes.state_write_of(session, trial_id) == made:
+                    return True
+                self.check_trial_is_updatable(trial_id, trial.state)
+                for objective, value in enumerate(values or ()):
+                    self._set_trial_value_without_commit(session, trial, objective, value)
+                if state == TrialState.RUNNING and trial.state != TrialState.WAITING:
+                    return False
+                self._set_trial_attr_without_commit(
+                    session, models.TrialSystemAttributeModel, trial_id, once_writes.STATE_WRITE_ID, made
+                )
+                trial.state = state
+                if state == TrialState.RUNNING:
+                    trial.datetime_start = datetime.now()
+                if state.is_finished():
+                    trial.datetime_complete = datetime.now()
+        except sqlalchemy_exc.IntegrityError:
+            return False
+        return True
+
+    def create_new_study(self, directions: Sequence[StudyDirection], study_name: str | None = None) -> int:
+        """A retry that finds the (named) study made returns it: the name is the creation's id."""
+        return self._once(
+            lambda: RDBStorage.create_new_study(self, directions, study_name),
+            DuplicatedStudyError if study_name is not None else (),
+            lambda: RDBStorage.get_study_id_from_name(self, study_name or ""),
+        )
+
+    def delete_study(self, study_id: int) -> None:
+        """A retry that finds no study is done: the first attempt deleted it."""
+        self._once(lambda: RDBStorage.delete_study(self, study_id), KeyError, lambda: None)
+
+    def _once(
+        self, write: Callable[[], T], done_if: type[Exception] | tuple[()], answer: Callable[[], T]
+    ) -> T:
+        """`write` retried; a retry refused with `done_if` found the earlier attempt's write: `answer()`."""
+        attempts = 0
+
+        def attempt() -> T:
+            nonlocal attempts
+            attempts += 1
+            try:
+                return write()
+            except done_if:
+                if attempts == 1:
+                    raise
+                return answer()
+
+        return self.retry(attempt)
 
     def record_heartbeat(self, trial_id: int) -> None:
         try:
@@ -214,4 +314,5 @@ def _steady(method: Callable[..., T]) -> Callable[..., T]:
 
 
 for _name in DATABASE_CALLS:
-    setattr(SteadyRDBStorage, _name, _steady(getattr(RDBStorage, _name)))
+    if _name not in SteadyRDBStorage.__dict__:  # the once-only writes above retry themselves
+        setattr(SteadyRDBStorage, _name, _steady(getattr(RDBStorage, _name)))
