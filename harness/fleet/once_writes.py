@@ -27,10 +27,8 @@ once pays one attribute row and no query.
 from __future__ import annotations
 
 import copy
-import json
 import uuid
 from datetime import datetime
-from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
@@ -63,30 +61,6 @@ def with_creation_id(template: FrozenTrial | None, made_id: str) -> FrozenTrial:
         template = copy.deepcopy(template)
     template.system_attrs = {**template.system_attrs, CREATION_ID: made_id}
     return template
-
-
-def trial_carrying(session: Any, study_id: int, made_id: str) -> Any:
-    """The study's trial (a TrialModel) whose creation carried `made_id`, if that creation committed."""
-    from optuna.storages._rdb import models  # SQLAlchemy's ORM: imported when a database is used
-
-    attribute = models.TrialSystemAttributeModel
-    return (
-        session.query(models.TrialModel)
-        .join(attribute, attribute.trial_id == models.TrialModel.trial_id)
-        .filter(models.TrialModel.study_id == study_id)
-        .filter(attribute.key == CREATION_ID, attribute.value_json == json.dumps(made_id))
-        .one_or_none()
-    )
-
-
-def state_write_of(session: Any, trial_id: int) -> str | None:
-    """The id of the last state change committed for the trial."""
-    from optuna.storages._rdb import models
-
-    attribute = models.TrialSystemAttributeModel
-    row = session.query(attribute).filter(attribute.trial_id == trial_id, attribute.key == STATE_WRITE_ID)
-    found = row.one_or_none()
-    return json.loads(found.value_json) if found is not None else None
 
 
 class Attempts:

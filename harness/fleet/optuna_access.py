@@ -14,15 +14,20 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
   included (`_get_trials`, `_create_new_trial`, ...: what Optuna's cache calls); the test checks the list.
 - harness.fleet.once_writes' ids: SteadyRDBStorage overrides `_create_new_trial` and the hook it calls inside
   the creation transaction (`_get_prepared_new_trial`), and writes `set_trial_state_values` itself with
-  Optuna's session helper (`_create_scoped_session`), ORM models (`optuna.storages._rdb.models`) and
-  `_set_trial_value_without_commit` / `_set_trial_attr_without_commit`; tests/fleet/test_once_writes.py
-  checks that the rewrite answers as Optuna's does.
+  the helpers below: Optuna's transaction scope (`_create_scoped_session`), its ORM models
+  (`optuna.storages._rdb.models`) and `_set_trial_value_without_commit` / `_set_trial_attr_without_commit`;
+  tests/fleet/test_once_writes.py checks that the rewrite answers as Optuna's does.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
 import optuna
-from optuna.storages import BaseStorage
+from optuna.storages import BaseStorage, RDBStorage
 from optuna.storages._heartbeat import BaseHeartbeat, is_heartbeat_enabled
 from optuna.trial import FrozenTrial, TrialState
 
@@ -53,3 +58,62 @@ def heartbeat_backend(storage: object) -> BaseHeartbeat | None:
     """The storage Optuna records heartbeats in (an RDBStorage given a heartbeat interval), else None."""
     backend = backend_of(storage)
     return backend if isinstance(backend, BaseHeartbeat) and is_heartbeat_enabled(backend) else None
+
+
+# harness.fleet.once_writes' ids, in the transactions of SteadyRDBStorage's own writes: SQLAlchemy's ORM
+# (optuna.storages._rdb) is imported when a database is used, not with this module
+
+
+@contextmanager
+def rdb_session(storage: RDBStorage) -> Iterator[Any]:
+    """Optuna's transaction scope (`_create_scoped_session`): committed at the end, rolled back on an
+    error (a SQLAlchemy error raised as StorageInternalError)."""
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    with _create_scoped_session(storage.scoped_session) as session:
+        yield session
+
+
+def locked_trial(session: Any, trial_id: int) -> Any:
+    """The trial's row (a TrialModel), locked for this transaction (SELECT ... FOR UPDATE)."""
+    from optuna.storages._rdb import models
+
+    return models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
+
+
+def trial_with_system_attr(session: Any, study_id: int, key: str, value: Any) -> Any:
+    """The study's trial (a TrialModel) whose system attribute `key` is `value`, or None."""
+    from optuna.storages._rdb import models
+
+    attribute = models.TrialSystemAttributeModel
+    return (
+        session.query(models.TrialModel)
+        .join(attribute, attribute.trial_id == models.TrialModel.trial_id)
+        .filter(models.TrialModel.study_id == study_id)
+        .filter(attribute.key == key, attribute.value_json == json.dumps(value))
+        .one_or_none()
+    )
+
+
+def trial_system_attr(session: Any, trial_id: int, key: str) -> Any:
+    """A trial's system attribute as stored now, or None."""
+    from optuna.storages._rdb import models
+
+    attribute = models.TrialSystemAttributeModel
+    found = (
+        session.query(attribute).filter(attribute.trial_id == trial_id, attribute.key == key).one_or_none()
+    )
+    return json.loads(found.value_json) if found is not None else None
+
+
+def set_trial_system_attr_in(storage: RDBStorage, session: Any, trial_id: int, key: str, value: Any) -> None:
+    """Write a trial system attribute inside `session`'s transaction (Optuna's upsert, uncommitted)."""
+    from optuna.storages._rdb import models
+
+    storage._set_trial_attr_without_commit(session, models.TrialSystemAttributeModel, trial_id, key, value)
+
+
+def set_trial_values_in(storage: RDBStorage, session: Any, trial: Any, values: Any) -> None:
+    """Write a trial's objective values inside `session`'s transaction (uncommitted)."""
+    for objective, value in enumerate(values or ()):
+        storage._set_trial_value_without_commit(session, trial, objective, value)

@@ -43,6 +43,15 @@ from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import ServiceUnavailable, mask_password
 from harness.fleet import once_writes
+from harness.fleet.optuna_access import (
+    locked_trial,
+    rdb_session,
+    set_trial_system_attr_in,
+    set_trial_values_in,
+    trial_system_attr,
+    trial_with_system_attr,
+)
+from harness.fleet.optuna_access import trial_id as id_of
 from harness.notices import notice
 
 RETRY_SECONDS = 60.0  # HARNESS_DB_RETRY_SECONDS overrides it
@@ -59,6 +68,7 @@ DATABASE_CALLS = (
     "_get_stale_trial_ids",
 )  # fmt: skip
 T = TypeVar("T")
+STATE_WRITE = once_writes.STATE_WRITE_ID
 
 
 class DatabaseUnavailable(ServiceUnavailable):  # noqa: N818
@@ -204,7 +214,7 @@ class SteadyRDBStorage(RDBStorage):
         self.retry(create, also=is_schema_race)  # unreachable at the start: the caller's one line, at once
 
     def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
-        return self._create_new_trial(study_id, template_trial)._trial_id
+        return id_of(self._create_new_trial(study_id, template_trial))
 
     def _create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> FrozenTrial:
         """Optuna's trial creation, its template carrying a creation id made once for all attempts."""
@@ -220,7 +230,7 @@ class SteadyRDBStorage(RDBStorage):
         committed gets that trial back instead of a new one."""
         made = (template_trial.system_attrs if template_trial else {}).get(once_writes.CREATION_ID)
         if made is not None and self.attempts.retried(made):
-            earlier = once_writes.trial_carrying(session, study_id, made)
+            earlier = trial_with_system_attr(session, study_id, once_writes.CREATION_ID, made)
             if earlier is not None:
                 return earlier
         return super()._get_prepared_new_trial(study_id, template_trial, session)
@@ -240,23 +250,18 @@ class SteadyRDBStorage(RDBStorage):
         """Optuna's RDBStorage.set_trial_state_values (the trial row locked; values, then the state: a
         take (RUNNING) only of a WAITING trial, else False; start and completion times), with the write's id
         stored in the same transaction; a retry that finds its id answers True."""
-        from optuna.storages._rdb import models  # SQLAlchemy's ORM: imported when a database is used
-        from optuna.storages._rdb.storage import _create_scoped_session
         from sqlalchemy import exc as sqlalchemy_exc
 
         try:
-            with _create_scoped_session(self.scoped_session) as session:
-                trial = models.TrialModel.find_or_raise_by_id(trial_id, session, for_update=True)
-                if self.attempts.retried(made) and once_writes.state_write_of(session, trial_id) == made:
+            with rdb_session(self) as session:
+                trial = locked_trial(session, trial_id)
+                if self.attempts.retried(made) and trial_system_attr(session, trial_id, STATE_WRITE) == made:
                     return True
                 self.check_trial_is_updatable(trial_id, trial.state)
-                for objective, value in enumerate(values or ()):
-                    self._set_trial_value_without_commit(session, trial, objective, value)
+                set_trial_values_in(self, session, trial, values)
                 if state == TrialState.RUNNING and trial.state != TrialState.WAITING:
                     return False
-                self._set_trial_attr_without_commit(
-                    session, models.TrialSystemAttributeModel, trial_id, once_writes.STATE_WRITE_ID, made
-                )
+                set_trial_system_attr_in(self, session, trial_id, STATE_WRITE, made)
                 trial.state = state
                 if state == TrialState.RUNNING:
                     trial.datetime_start = datetime.now()
