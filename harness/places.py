@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.credentials import authorization_header, refused
 from harness.errors import HarnessError, mask_password, writable_dir
 from harness.home import harness_home, missing_store
 
@@ -110,6 +111,7 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
                 f"MLflow server {shown} is not reachable ({reason}); start it (`mlflow server --host "
                 "127.0.0.1 --port 5000`) or give another --tracking-uri"
             ) from None
+        check_credentials(uri, timeout)
     elif uri.startswith("sqlite:///"):
         writable_dir(
             Path(uri.removeprefix("sqlite:///")).parent, "the MLflow store", "give a writable --tracking-uri"
@@ -160,3 +162,22 @@ def check_port_free(host: str, port: int, server: str) -> None:
                 f"cannot start {server} on {host}:{port}: {exc.strerror} (an earlier server still running?); "
                 "stop it or give another --port"
             ) from None
+
+
+def check_credentials(uri: str, timeout: float = 5.0) -> None:
+    """One request that needs an account (/health does not): a server with authentication that refuses
+    this process's MLFLOW_TRACKING_* credentials (401) or account (403) ends the command in one line."""
+    import urllib.error
+    import urllib.request
+
+    probe = urllib.request.Request(
+        f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search?max_results=1", headers=authorization_header()
+    )
+    try:
+        with urllib.request.urlopen(probe, timeout=timeout) as answer:
+            answer.read()
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            raise refused(mask_password(uri), exc.code) from None
+    except OSError:
+        pass  # it answered /health a moment ago; the command's own requests say what is wrong

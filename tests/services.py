@@ -55,10 +55,12 @@ def free_port() -> int:
 
 
 class Postgres:
-    """A throw-away PostgreSQL server on 127.0.0.1 (trust authentication, loopback only)."""
+    """A throw-away PostgreSQL server on 127.0.0.1, loopback only: trust authentication, or with `password`
+    scram-sha-256 (every connection needs it, as a real server's)."""
 
-    def __init__(self, user: str = "harness") -> None:
+    def __init__(self, user: str = "harness", password: str = "") -> None:
         self.user = user
+        self.password = password
         self.port = free_port()
         self.bin = postgres_bin()
         # postgres refuses to run as root, and cannot enter pytest's 0700 temp folders: its own folder
@@ -73,7 +75,14 @@ class Postgres:
     def start(self) -> Postgres:
         assert self.bin is not None
         data = self.root / "data"
-        self._run(str(self.bin / "initdb"), "-D", str(data), "-U", self.user, "--auth=trust", "-E", "UTF8")
+        auth = ["--auth=trust"]
+        if self.password:
+            secret = self.root / "password"
+            secret.write_text(self.password)
+            if self.as_postgres:
+                shutil.chown(secret, "postgres")
+            auth = ["--auth=scram-sha-256", f"--pwfile={secret}"]
+        self._run(str(self.bin / "initdb"), "-D", str(data), "-U", self.user, *auth, "-E", "UTF8")
         self.start_server()
         return self
 
@@ -107,7 +116,9 @@ class Postgres:
         """Run SQL statements (one per `;`), each outside a transaction (CREATE DATABASE needs that)."""
         import psycopg2
 
-        connection = psycopg2.connect(host="127.0.0.1", port=self.port, user=self.user, dbname=database)
+        connection = psycopg2.connect(
+            host="127.0.0.1", port=self.port, user=self.user, dbname=database, password=self.password or None
+        )
         connection.autocommit = True
         try:
             with connection.cursor() as cursor:
@@ -123,13 +134,15 @@ def _without_comments(sql: str) -> str:
 
 
 def interpolate(value: str, env: dict[str, str]) -> str:
-    """Compose's variable syntax, `${NAME:-default}` and `${NAME}`, from `env`."""
+    """Compose's variable syntax, `${NAME:-default}`, `${NAME:?error}` and `${NAME}`, from `env`."""
 
     def one(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(3) or ""
-        return env.get(name) or default
+        name, kind, text = match.group(1), match.group(2), match.group(3) or ""
+        if kind == ":?" and not env.get(name):
+            raise KeyError(f"compose needs {name}: {text}")
+        return env.get(name) or (text if kind == ":-" else "")
 
-    return re.sub(r"\$\{(\w+)(:-([^}]*))?\}", one, value)
+    return re.sub(r"\$\{(\w+)(?:(:-|:\?)([^}]*))?\}", one, value)
 
 
 def local_command(
@@ -190,6 +203,10 @@ def process(command: list[str], log: Path, env: dict[str, str] | None = None) ->
                 proc.wait()
 
 
+# what the compose file asks of its user (`${NAME:?...}`), for the tests' own servers
+SECRETS = {"MLFLOW_ADMIN_PASSWORD": "test-admin-password-8f2c", "MLFLOW_SECRET_KEY": "test-secret-key-1d9e"}
+
+
 class Compose:
     """docker-compose.yml's services as local processes on 127.0.0.1: its commands with the service names
     mapped to local addresses, and its MLflow server (one process, on `postgres`), which can be restarted
@@ -197,7 +214,7 @@ class Compose:
 
     def __init__(self, services: dict, postgres: Postgres, state: Path, env: dict[str, str]) -> None:
         self.services = services
-        self.env = env
+        self.env = {**SECRETS, "POSTGRES_PASSWORD": postgres.password or "trusted", **env}
         self.port = free_port()
         self.uri = f"http://127.0.0.1:{self.port}"
         self.hosts = {
@@ -211,6 +228,24 @@ class Compose:
         self.logs = state / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self._mlflow: contextlib.ExitStack | None = None
+        for volume in services["mlflow"].get("volumes", []):  # its configuration files, hosts mapped
+            source, target = volume.split(":")[:2]
+            if (REPO / source).is_file():
+                local = state / Path(source).name
+                local.write_text(self._mapped((REPO / source).read_text()))
+                self.exact[target] = str(local)
+
+    def _mapped(self, text: str) -> str:
+        for name, address in self.hosts.items():
+            text = text.replace(name, address)
+        return text
+
+    def environment(self, service: str) -> dict[str, str]:
+        """The service's credentials and MLflow settings from the compose file, as a local process gets
+        them (container paths and hosts mapped; not its container-only HARNESS_DATA_DIR and HF_HOME)."""
+        given = self.services[service].get("environment", {})
+        wanted = {k: interpolate(str(v), self.env) for k, v in given.items()}
+        return {k: self.exact.get(v, v) for k, v in wanted.items() if k.startswith(("MLFLOW", "PG"))}
 
     def command(self, service: str, **env: str) -> list[str]:
         local = local_command(self.services[service]["command"], {**self.env, **env}, self.hosts, self.exact)
@@ -218,7 +253,7 @@ class Compose:
 
     def start_mlflow(self) -> None:
         self._mlflow = contextlib.ExitStack()
-        env = {k: str(v) for k, v in self.services["mlflow"]["environment"].items() if k.startswith("MLFLOW")}
+        env = self.environment("mlflow")
         server = self._mlflow.enter_context(process(self.command("mlflow"), self.logs / "mlflow.log", env))
         wait_for_http(f"{self.uri}/health", proc=server)
 

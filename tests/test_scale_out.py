@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +60,57 @@ def test_compose_file_has_the_topology() -> None:
     assert (REPO / init).is_file()
     for example in ("deploy/slurm/harness.sbatch", "deploy/kubernetes/workers.yaml", "deploy/Dockerfile"):
         assert (REPO / example).is_file()
+
+
+def test_deploy_files_keep_credentials_off_command_lines_and_ship_no_password() -> None:
+    """Issue 46: every password comes from the environment (compose: `${NAME:?...}`, no default; Kubernetes:
+    Secrets), no command line carries a URL with a password, and the MLflow server runs with
+    authentication, its admin password from the environment."""
+    from harness.credentials import password_in
+
+    for service in SERVICES.values():
+        assert not [arg for arg in service.get("command", []) if password_in(str(arg))]
+        for name, value in service.get("environment", {}).items():
+            if "PASSWORD" in name or "SECRET" in name:
+                assert str(value).startswith("${") and ":?" in str(value), (
+                    name,
+                    value,
+                )  # required, no default
+    mlflow = SERVICES["mlflow"]
+    assert mlflow["command"][2:4] == ["--app-name", "basic-auth"]
+    assert mlflow["environment"]["MLFLOW_AUTH_ADMIN_PASSWORD"].startswith("${MLFLOW_ADMIN_PASSWORD:?")
+    for service in ("coordinator", "worker-0", "dashboard"):  # the database password, the MLflow account
+        assert {"PGPASSWORD", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"} <= set(
+            SERVICES[service]["environment"]
+        )
+    jobs = list(yaml.safe_load_all((REPO / "deploy/kubernetes/workers.yaml").read_text()))
+    for job in jobs:
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        assert not [arg for arg in container["command"] + container.get("args", []) if password_in(arg)]
+        secrets = {e["name"]: e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"]}
+        assert secrets == {"PGPASSWORD": "harness-postgres", "MLFLOW_TRACKING_USERNAME": "harness-mlflow",
+                           "MLFLOW_TRACKING_PASSWORD": "harness-mlflow"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("task", "verb"), [("0", "run-study"), ("1", "worker")])
+def test_the_slurm_script_passes_the_storage_in_the_environment(task: str, verb: str, tmp_path: Path) -> None:
+    """deploy/slurm/harness.sbatch with a stand-in `harness` that writes what it was given: its command line
+    has neither the storage URL nor its password; HARNESS_STORAGE reaches it in the environment."""
+    stand_in = tmp_path / "bin" / "harness"
+    stand_in.parent.mkdir()
+    stand_in.write_text('#!/bin/sh\necho "argv: $*"\necho "storage: $HARNESS_STORAGE"\n')
+    stand_in.chmod(0o755)
+    env = {"PATH": f"{stand_in.parent}:/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": task, "HOME": str(tmp_path),
+           "HARNESS_STORAGE": "postgresql+psycopg2://harness:s3cret@db:5432/optuna",
+           "MLFLOW_TRACKING_URI": "http://mlflow:5000"}  # fmt: skip
+    script = ["bash", str(REPO / "deploy/slurm/harness.sbatch")]
+    done = subprocess.run(script, env=env, capture_output=True, text=True, timeout=30)
+    argv, storage = done.stdout.splitlines()
+    assert done.returncode == 0 and argv.startswith(f"argv: {verb} lambda_tau_sweep")
+    assert "s3cret" not in argv and "--storage" not in argv and storage.endswith("s3cret@db:5432/optuna")
+    env.pop("HARNESS_STORAGE")
+    missing = subprocess.run(script, env=env, capture_output=True, text=True, timeout=30)
+    assert missing.returncode != 0 and "set HARNESS_STORAGE=postgresql+psycopg2://user@host" in missing.stderr
 
 
 def _kill_mid_trial(storage: object, name: str) -> int:

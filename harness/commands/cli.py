@@ -18,6 +18,7 @@ from harness.choices import (
     TEXT_VARIANTS,
     TRANSFER_FOLDS,
 )
+from harness.credentials import refused_by_mlflow
 from harness.errors import HarnessError, ServiceUnavailable, mask_password, tracking_unreachable
 from harness.program import as_invoked
 
@@ -29,12 +30,13 @@ if TYPE_CHECKING:  # heavy: imported by the commands that need them
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 STORAGE_HELP = (
-    "Optuna storage: a journal file path (default: optuna.journal in the nearest .harness/ here or above) "
-    "or an RDB URL"
+    "Optuna storage: a journal file path (default: HARNESS_STORAGE, else optuna.journal in the nearest "
+    ".harness/ here or above) or an RDB URL; a PostgreSQL password comes from PGPASSWORD or ~/.pgpass, not "
+    "the URL (`ps` shows command lines to every user)"
 )
 TRACKING_HELP = (
     "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else mlflow.db in the nearest .harness/ here or "
-    "above)"
+    "above); a server with authentication takes MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD"
 )
 DATA_HELP = "data root (default: HARNESS_DATA_DIR, else ../shared/data)"
 HEARTBEAT_HELP = (
@@ -46,6 +48,27 @@ THREADS_HELP = (
     "bit-identical for the same seed and thread count"
 )
 DEFAULT_HEARTBEAT = 60  # harness.fleet.recovery.DEFAULT_HEARTBEAT (not imported: keeps --help fast)
+
+
+def _password_on_command_line(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A password typed inside --storage / --tracking-uri: one warning line (the value is used as given)."""
+    from click.core import ParameterSource
+
+    from harness.credentials import password_in, visible_password_warning
+
+    if (
+        value
+        and password_in(value)
+        and ctx.get_parameter_source(param.name or "") == ParameterSource.COMMANDLINE
+    ):
+        click.echo(visible_password_warning(param.opts[0]), err=True)
+    return value
+
+
+storage_option = click.option(
+    "--storage", envvar="HARNESS_STORAGE", callback=_password_on_command_line, help=STORAGE_HELP
+)
+tracking_option = click.option("--tracking-uri", callback=_password_on_command_line, help=TRACKING_HELP)
 
 
 EVAL_HELP = (
@@ -111,8 +134,8 @@ def cli() -> None:
     help="local workers sharing each GPU (small models leave a GPU idle with one trial); without --workers: "
     "this many on each visible GPU",
 )
-@click.option("--storage", help=STORAGE_HELP)
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@storage_option
+@tracking_option
 @click.option("--data-dir", help=DATA_HELP)
 @click.option(
     "--fresh",
@@ -372,8 +395,8 @@ def _trial_label(params: dict[str, object]) -> str:
 @cli.command("worker")
 @click.argument("study")
 @click.option("--profile")
-@click.option("--storage", help=STORAGE_HELP)
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@storage_option
+@tracking_option
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--position", default=0, hidden=True, type=int)
 @click.option("--study-name", "pinned", hidden=True, help="the coordinator's (derived) study")
@@ -465,7 +488,7 @@ def worker_cmd(
 )
 @click.option("--mlflow", "to_mlflow", is_flag=True, help="log the results into an MLflow run")
 @click.option("--experiment", default="eval", show_default=True, help="MLflow experiment for --mlflow")
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@tracking_option
 @click.option("--data-dir", help=DATA_HELP)
 @click.option("--precision", default="auto", show_default=True, type=click.Choice(PRECISIONS))
 @click.option("--device", default="auto", show_default=True)
@@ -576,7 +599,7 @@ def tasks_cmd() -> None:
 @cli.command("report")
 @click.argument("study", required=False)
 @click.option("--all", "book", is_flag=True, help="every study in one reproduction book (reports/build/book)")
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@tracking_option
 @click.option("--out", default="reports/build", show_default=True, help="output root")
 @click.option("--profile", help="which profile's runs (default: the latest study run)")
 @click.option("--no-pdf", is_flag=True, help="skip pdflatex")
@@ -663,7 +686,7 @@ def _derived_hint(study: str, tracking_uri: str | None) -> None:
 @click.option("--out", required=True, help="a new or empty directory for the model(s)")
 @click.option("--top", default=1, show_default=True, type=click.IntRange(min=1), help="the k best trials")
 @click.option("--profile", help="which profile's runs (default: the latest study run)")
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@tracking_option
 def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri: str | None) -> None:
     """Write the best trial's saved model (the study needs save_model: true) where
     SentenceTransformer(path) loads it; --top k: the k best, one folder each."""
@@ -680,7 +703,7 @@ def export_cmd(study: str, out: str, top: int, profile: str | None, tracking_uri
 
 
 @cli.command("ui")
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@tracking_option
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True, type=int)
 def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
@@ -713,7 +736,7 @@ def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
 
 
 @cli.command("dashboard")
-@click.option("--storage", help=STORAGE_HELP)
+@storage_option
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
 def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
@@ -763,7 +786,7 @@ def methods_cmd(only: str | None, run_fields: bool) -> None:
 @click.option("--seeds", type=click.IntRange(min=1),
               help="K: what K seeds per row cost, and the smallest difference each claim could detect with "
                    "them (80% power), from the study's finished runs")  # fmt: skip
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@tracking_option
 def plan_cmd(
     study: str | None,
     profile: str | None,
@@ -822,7 +845,7 @@ def _seed_plan(
 
 
 @cli.command("studies")
-@click.option("--tracking-uri", help=TRACKING_HELP)
+@tracking_option
 def studies_cmd(tracking_uri: str | None) -> None:
     """The studies in studies/: profiles and their trial counts, finished trials here, descriptions."""
     from harness.commands.listings import study_lines
@@ -901,6 +924,10 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:
+        refusal = refused_by_mlflow(exc)
+        if refusal is not None:  # a server with authentication refused the credentials or the account
+            click.echo(f"error: {refusal}", err=True)
+            sys.exit(2)
         unreachable = tracking_unreachable(exc)  # MLflow gave up on its server outside a trial
         if unreachable is None:
             raise

@@ -60,6 +60,8 @@ def open_storage(
             reason = str(exc).splitlines()[0]
             if "Failed to import DB access module" in reason or isinstance(exc, ImportError):
                 reason = f"no database driver for {spec.split('://', 1)[0]!r}; install its driver"
+            elif "password authentication failed" in reason or "no password supplied" in reason:
+                reason += "; set PGPASSWORD or ~/.pgpass (PGPASSFILE) to the database user's password"
             else:
                 reason += "; check that the database server runs and the URL's host, port, database and user"
             raise HarnessError(f"cannot open Optuna storage {mask_password(spec)}: {reason}") from None

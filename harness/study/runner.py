@@ -26,6 +26,7 @@ from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
 from harness.bar_line import say, use_line
+from harness.credentials import CredentialsRefused
 from harness.data.paths import resolve_data_dir
 from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
 from harness.fleet.lease import CoordinatorLease
@@ -406,6 +407,8 @@ def run_worker(
             check_reachable(tracking_uri)
             opt, study = _join(study, storage_spec, heartbeat, position, pinned)
             break
+        except CredentialsRefused:
+            raise  # waiting does not change them
         except HarnessError:
             if time.monotonic() > deadline:
                 raise

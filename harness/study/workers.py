@@ -59,12 +59,21 @@ class WorkerSettings:
     per_gpu: int = 1  # workers sharing each GPU (--trials-per-gpu)
 
     def command(self, study: ResolvedStudy, position: int) -> list[str]:
+        """The worker's command line; its storage goes in its environment (`environment`): a URL with a
+        password on a command line is shown by `ps` to every user."""
         cmd = [sys.executable, "-m", "harness", "worker", study.path, "--profile", study.profile]
-        cmd += ["--storage", self.storage or default_storage(), "--data-dir", str(self.data_dir)]
+        cmd += ["--data-dir", str(self.data_dir)]
         cmd += ["--tracking-uri", self.tracking_uri, "--position", str(position)]
         cmd += ["--heartbeat", str(self.heartbeat), "--threads", str(self.threads), *study.override_argv]
         cmd += ["--study-name", study.name] if study.derived_from else []  # the coordinator's, not re-derived
         return cmd + ([] if self.progress else ["--no-progress"])
+
+    def environment(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "OMP_NUM_THREADS": str(self.threads),
+            "HARNESS_STORAGE": self.storage or default_storage(),
+        }
 
 
 def run_local_workers(
@@ -75,7 +84,7 @@ def run_local_workers(
     host = socket.gethostname()
 
     def start(index: int) -> subprocess.Popen[bytes] | forked.ForkedCommand:
-        env = {**os.environ, "OMP_NUM_THREADS": str(settings.threads)}
+        env = settings.environment()
         if placed[index] is not None:
             env["CUDA_VISIBLE_DEVICES"] = placed[index]
             env["HARNESS_GPU_SHARING"] = gpu_sharing() if settings.per_gpu > 1 else "exclusive"

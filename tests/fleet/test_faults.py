@@ -41,12 +41,16 @@ pytestmark = pytest.mark.slow  # all on one worker (tests/scheduling.py): one ML
 
 @pytest.fixture(scope="module")
 def compose(postgres: Postgres, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Compose]:
-    """The compose topology's MLflow server (restartable) on the session's PostgreSQL, one for the module
-    (each test has its own study and experiment; a server takes ~10 s to start)."""
+    """The compose topology's MLflow server (restartable, with authentication) on the session's PostgreSQL,
+    one for the module (each test has its own study and experiment; a server takes ~10 s to start); its
+    account's credentials in this process's environment, which the workers inherit."""
     state = tmp_path_factory.mktemp("compose")
     topology = Compose(SERVICES, postgres, state, {"HEARTBEAT": "1", "THREADS": "1", "PROFILE": "tiny"})
     topology.start_mlflow()
-    yield topology
+    with pytest.MonkeyPatch.context() as env:  # the workers' account on the server, for every process here
+        for name, value in topology.environment("coordinator").items():
+            env.setenv(name, value)
+        yield topology
     topology.stop_mlflow()
 
 
