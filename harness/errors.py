@@ -70,9 +70,9 @@ def did_you_mean_any(name: str, known: Iterable[str], otherwise: str) -> str:
     return f"did you mean {', '.join(found)}?" if found else otherwise
 
 
-def mask_password(url: str) -> str:
-    """`scheme://user:***@host/...`: a URL fit for messages and logs."""
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+def mask_password(text: str) -> str:
+    """`scheme://user:***@host/...`: a URL, or a message with URLs in it, fit for messages and logs."""
+    return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", text)
 
 
 def read_utf8(path: Path) -> str:

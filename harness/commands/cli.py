@@ -906,11 +906,11 @@ def main() -> None:
     skip_the_final_collection()
     try:
         cli.main(standalone_mode=False)
-    except HarnessError as exc:
-        click.echo(f"error: {as_invoked(str(exc))}", err=True)
+    except HarnessError as exc:  # URLs in messages are masked where made; masked again: the line is public
+        click.echo(f"error: {mask_password(as_invoked(str(exc)))}", err=True)
         sys.exit(2)
     except ServiceUnavailable as exc:  # a database or tracking-server outage outlived the retries
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {mask_password(str(exc))}", err=True)
         sys.exit(1)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         from harness.fleet.signals import INTERRUPTED_EXIT, TERMINATED_EXIT, Terminated
@@ -931,6 +931,7 @@ def main() -> None:
         unreachable = tracking_unreachable(exc)  # MLflow gave up on its server outside a trial
         if unreachable is None:
             raise
-        click.echo(f"error: MLflow tracking server unreachable ({unreachable}); re-run the same command "
-                   "once it is back", err=True)  # fmt: skip
+        shown = mask_password(unreachable)
+        click.echo(f"error: MLflow tracking server unreachable ({shown}); re-run the same command once it is "
+                   "back", err=True)  # fmt: skip
         sys.exit(1)
