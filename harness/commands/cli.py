@@ -380,7 +380,8 @@ def _study_outcome(
             click.echo(f"  trial {trial.number} ({_trial_label(trial.params)}): {values}")
     uri = resolve_tracking_uri(tracking_uri)
     url = experiment_url(uri, str(opt.user_attrs.get("mlflow_experiment_id", "")))
-    click.echo(as_invoked(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{url}"))
+    shown = mask_password(url)
+    click.echo(as_invoked(f"browse: {'' if uri.startswith('http') else '`harness ui`, then '}{shown}"))
     if not reported:
         click.echo(
             as_invoked(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
