@@ -171,20 +171,20 @@ def _coordinate(
     parent = tracker.open_parent(
         experiment, opt.user_attrs.get(PARENT_RUN), f"{study.name} ({study.profile})", tags
     )
-    if local:
-        tracker.kill_orphans(experiment, parent)
-    opt.set_user_attr(PARENT_RUN, parent)
-    opt.set_user_attr(EXPERIMENT, experiment)
-    close_stray_runs(opt, tracker)
-    opt.set_user_attr(HEARTBEAT, settings.heartbeat)
-    tracker.run(parent).log_text(study.source, "study.yaml")
-    changed = changed_data_line(tracker, experiment, parent, root)
-    if changed:
-        say(changed)
-    if requeued and progress:
-        tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
     status, outage = "FINISHED", None
-    try:
+    try:  # from here the parent run ends with the study, also when a signal comes during the set-up
+        if local:
+            tracker.kill_orphans(experiment, parent)
+        opt.set_user_attr(EXPERIMENT, experiment)
+        opt.set_user_attr(HEARTBEAT, settings.heartbeat)
+        opt.set_user_attr(PARENT_RUN, parent)  # last: waiting workers join (and start trials) once it is set
+        close_stray_runs(opt, tracker)
+        tracker.run(parent).log_text(study.source, "study.yaml")
+        changed = changed_data_line(tracker, experiment, parent, root)
+        if changed:
+            say(changed)
+        if requeued and progress:
+            tqdm.write(f"resuming {study.optuna_name}: {requeued} interrupted trial(s) queued again")
         if workers == 0:
             watch_external_workers(study, opt, tracker, progress)
         elif workers == 1:

@@ -62,7 +62,7 @@ SMOKE = ["run-study", "lambda_tau_sweep", "--profile", "smoke"]
          "error: cannot use {file} for the Optuna storage: a file is in the way; give --storage a "),
         ([*SMOKE, "--tracking-uri", "http://127.0.0.1:9"], {},
          "error: MLflow server http://127.0.0.1:9 is not reachable ([Errno 111] Connection refused); "),
-        ([*SMOKE, "--storage", "postgresql+psycopg2://u:secret@127.0.0.1:9/d"], {},
+        (SMOKE, {"HARNESS_STORAGE": "postgresql+psycopg2://u:secret@127.0.0.1:9/d"},  # --storage's default
          "error: cannot open Optuna storage postgresql+psycopg2://u:***@127.0.0.1:9/d: (psycopg2."),
         ([*SMOKE, "--workers", "0"], {},
          "error: --workers 0 (workers started elsewhere) needs a storage with"),
