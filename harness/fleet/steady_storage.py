@@ -19,7 +19,8 @@ trial's state change, creating or deleting a study) carry a client-made id that 
 **Cold start.** Processes started together on an empty database (`docker compose up`, a Slurm array)
 race to create Optuna's tables; PostgreSQL's catalogue answers the losers with duplicate-key or
 "already exists" errors. On PostgreSQL the schema is created under an advisory lock, one process at a
-time (the others then find it made); other databases retry the race's errors within the same window.
+time (the others then find it made), and only while it is missing; other databases retry the race's
+errors within the same window.
 A database unreachable when the storage is opened is not waited for: the command says so at once
 (`harness worker --wait` waits for it).
 """
@@ -56,6 +57,11 @@ from harness.notices import notice
 
 RETRY_SECONDS = 60.0  # HARNESS_DB_RETRY_SECONDS overrides it
 SCHEMA_LOCK = 0x6861726E  # "harn": the advisory lock key schema creation is serialised on
+# A database server's connections (PostgreSQL's max_connections: 100 by default) are shared by every
+# worker: each keeps one connection between calls, opens up to 4 more while its threads (trial,
+# heartbeat, lease) need them at once, and closes those after use; connections are checked before use, so
+# those broken by a restart are replaced (bench/fleet_load.py measured the need)
+SERVER_POOL = {"pool_pre_ping": True, "pool_size": 1, "max_overflow": 4}
 # the RDBStorage methods that reach the database, Optuna's cache (_CachedStorage) calls included
 DATABASE_CALLS = (
     "create_new_study", "delete_study", "set_study_user_attr", "set_study_system_attr",
@@ -177,11 +183,13 @@ class Retry:
 
 
 @contextlib.contextmanager
-def schema_lock(url: str) -> Iterator[None]:
-    """PostgreSQL: hold a session advisory lock while the schema is created (released with the
-    connection); other databases: nothing (their races are retried)."""
+def schema_lock(url: str) -> Iterator[bool]:
+    """Whether Optuna's tables exist already (then nothing is locked: opening a storage creates nothing,
+    and 64 workers starting together no longer queue on the lock); if not, on PostgreSQL a session
+    advisory lock is held while they are made (released with the connection). Other databases: False,
+    nothing locked (their races are retried)."""
     if not url.startswith("postgresql"):
-        yield
+        yield False
         return
     import sqlalchemy
     from sqlalchemy.pool import NullPool
@@ -189,8 +197,12 @@ def schema_lock(url: str) -> Iterator[None]:
     engine = sqlalchemy.create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as connection:
-            connection.execute(sqlalchemy.text(f"SELECT pg_advisory_lock({SCHEMA_LOCK})"))
-            yield
+            made = connection.execute(sqlalchemy.text("SELECT to_regclass('version_info')")).scalar()
+            if made is None:
+                connection.execute(sqlalchemy.text(f"SELECT pg_advisory_lock({SCHEMA_LOCK})"))
+                yield False
+                return
+        yield True
     finally:
         engine.dispose()
 
@@ -203,13 +215,19 @@ class SteadyRDBStorage(RDBStorage):
     def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float | None = None) -> None:
         self.retry = Retry(mask_password(url), retry_seconds)
         self.attempts = once_writes.Attempts()
-        pre_ping = {} if url.startswith("sqlite") else {"pool_pre_ping": True}
+        pool = {} if url.startswith("sqlite") else SERVER_POOL
 
         def create() -> None:
-            with schema_lock(url):
-                super(SteadyRDBStorage, self).__init__(
-                    url, engine_kwargs=pre_ping, heartbeat_interval=heartbeat, grace_period=grace
-                )
+            with schema_lock(url) as made:
+                try:
+                    super(SteadyRDBStorage, self).__init__(
+                        url, engine_kwargs=pool, heartbeat_interval=heartbeat, grace_period=grace,
+                        skip_table_creation=made,
+                    )  # fmt: skip
+                except BaseException:  # a failed attempt leaves no pooled connection behind
+                    if getattr(self, "engine", None) is not None:
+                        self.engine.dispose()
+                    raise
 
         self.retry(create, also=is_schema_race)  # unreachable at the start: the caller's one line, at once
 
