@@ -62,6 +62,7 @@ class Postgres:
         self.user = user
         self.password = password
         self.port = free_port()
+        self.max_connections = 200  # the tests'; PostgreSQL's own (and the postgres:15 image's): 100
         self.bin = postgres_bin()
         # postgres refuses to run as root, and cannot enter pytest's 0700 temp folders: its own folder
         self.root = Path(tempfile.mkdtemp(prefix="harness-pg-"))
@@ -72,8 +73,10 @@ class Postgres:
     def _run(self, *args: str) -> None:
         subprocess.run([*self.as_postgres, *args], check=True, capture_output=True, timeout=120)
 
-    def start(self) -> Postgres:
+    def start(self, max_connections: int | None = None) -> Postgres:
+        """initdb and start; `max_connections` (default 200) stays for every later start (`restart`)."""
         assert self.bin is not None
+        self.max_connections = max_connections or self.max_connections
         data = self.root / "data"
         auth = ["--auth=trust"]
         if self.password:
@@ -87,7 +90,7 @@ class Postgres:
         return self
 
     def start_server(self) -> None:
-        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200"
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections={self.max_connections}"
         data, log = str(self.root / "data"), str(self.root / "log")
         self._run(str(self.bin / "pg_ctl"), "-D", data, "-o", options, "-l", log, "-w", "start")
 

@@ -64,3 +64,25 @@ def test_as_avx2_shows_the_harness_an_avx2_only_cpu() -> None:
         pytest.skip(f"no mount namespace of its own here: {done.stderr.strip()}")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["AVX2", "False", "fp32"]
+
+
+@pytest.mark.slow
+def test_fleet_load_runs_a_small_fleet_to_a_clean_end(tmp_path: Path) -> None:
+    """bench/fleet_load.py replaces the trial's training by a sleep (harness.study.trial._train_and_evaluate,
+    by name): 2 workers and a coordinator on a real PostgreSQL and the compose MLflow server end with every
+    grid point COMPLETE once and its figures measured."""
+    from tests.services import postgres_missing
+
+    if postgres_missing():
+        pytest.skip(postgres_missing())
+    import subprocess
+
+    out = tmp_path / "load.json"
+    args = ["--workers", "2", "--trials", "2", "--sleep", "0.5", "--heartbeat", "1", "--json", str(out),
+            "--logs", str(tmp_path / "logs")]  # fmt: skip
+    command = [sys.executable, str(BENCH / "fleet_load.py"), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["check"]["ok"] and row["completed"] == 4 and row["check"]["states"].get("COMPLETE") == 4
+    assert row["connections"]["max"] >= 3 and row["bookkeeping_s"]["median"] > 0

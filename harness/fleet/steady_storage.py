@@ -185,9 +185,10 @@ class Retry:
 @contextlib.contextmanager
 def schema_lock(url: str) -> Iterator[bool]:
     """Whether Optuna's tables exist already (then nothing is locked: opening a storage creates nothing,
-    and 64 workers starting together no longer queue on the lock); if not, on PostgreSQL a session
-    advisory lock is held while they are made (released with the connection). Other databases: False,
-    nothing locked (their races are retried)."""
+    and 64 workers starting together do not queue on the lock); if not, on PostgreSQL a session advisory
+    lock is held while they are made (released with the connection), unless another process made them
+    while this one waited for the lock. Other databases: False, nothing locked (their races are
+    retried)."""
     if not url.startswith("postgresql"):
         yield False
         return
@@ -195,13 +196,14 @@ def schema_lock(url: str) -> Iterator[bool]:
     from sqlalchemy.pool import NullPool
 
     engine = sqlalchemy.create_engine(url, poolclass=NullPool)
+    made = sqlalchemy.text("SELECT to_regclass('version_info')")
     try:
         with engine.connect() as connection:
-            made = connection.execute(sqlalchemy.text("SELECT to_regclass('version_info')")).scalar()
-            if made is None:
+            if connection.execute(made).scalar() is None:
                 connection.execute(sqlalchemy.text(f"SELECT pg_advisory_lock({SCHEMA_LOCK})"))
-                yield False
-                return
+                if connection.execute(made).scalar() is None:  # not made while this process waited
+                    yield False
+                    return
         yield True
     finally:
         engine.dispose()
@@ -339,3 +341,10 @@ def _steady(method: Callable[..., T]) -> Callable[..., T]:
 for _name in DATABASE_CALLS:
     if _name not in SteadyRDBStorage.__dict__:  # the once-only writes above retry themselves
         setattr(SteadyRDBStorage, _name, _steady(getattr(RDBStorage, _name)))
+
+
+def close(storage: object) -> None:
+    """Close a storage's pooled database connections (an RDB storage a process stops using); else nothing."""
+    engine = getattr(storage, "engine", None)
+    if engine is not None:
+        engine.dispose()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import random
 import socket
 import time
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ from harness.fleet.recovery import (
     watch,
 )
 from harness.fleet.signals import stop_reason
+from harness.fleet.steady_storage import close as close_storage
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.spec.derived import identify
 from harness.spec.study_spec import ResolvedStudy
@@ -72,6 +74,7 @@ from harness.study.workers import WorkerSettings, run_local_workers, watch_exter
 from harness.tracking.tracker import NOTE_TAG, OBJECTIVES_TAG, Tracker, git_commit, objectives_tag
 
 HEARTBEAT = "heartbeat_seconds"  # the coordinator's; workers adopt it
+JOIN_NOTICE = 30.0  # seconds a worker waits to join a study before it says what it waits for
 
 
 class GridPointTaken(Exception):
@@ -401,7 +404,8 @@ def run_worker(
     threads = threads or default_threads()
     root = resolve_data_dir(data_dir)
     tracking_uri = resolve_tracking_uri(tracking_uri)
-    deadline = time.monotonic() + wait
+    started = time.monotonic()
+    delay, said = 1.0, False
     while True:  # the tracking server, the storage and the study may all still be starting
         try:
             check_reachable(tracking_uri)
@@ -409,10 +413,15 @@ def run_worker(
             break
         except CredentialsRefused:
             raise  # waiting does not change them
-        except HarnessError:
-            if time.monotonic() > deadline:
+        except HarnessError as exc:
+            waited = time.monotonic() - started
+            if waited > wait:
                 raise
-            time.sleep(2.0)
+            if waited > JOIN_NOTICE and not said:  # once: a silent worker looks hung
+                say(f"waiting to join (up to {wait:.0f} s): {exc}")
+                said = True
+            time.sleep(delay * random.uniform(0.8, 1.2))  # spread: many workers start at one instant
+            delay = min(2 * delay, 10.0)
     torch.set_num_threads(threads)
     worker_loop(study, opt, Tracker(tracking_uri), root, progress, position, threads)
 
@@ -427,14 +436,19 @@ def _join(
     slot = position or int(os.environ.get("SLURM_ARRAY_TASK_ID") or os.environ.get("JOB_COMPLETION_INDEX")
                            or os.getpid())  # fmt: skip
     storage = open_storage(storage_spec, heartbeat, create=False)
-    study = study if pinned else identify(study, storage).study
-    opt = open_study(study, storage, create=False, worker=slot)
-    if PARENT_RUN not in opt.user_attrs:
-        raise HarnessError(
-            f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`"
-        )
+    try:  # a worker waiting for the study tries again every few seconds: no attempt keeps a connection
+        study = study if pinned else identify(study, storage).study
+        opt = open_study(study, storage, create=False, worker=slot)
+        if PARENT_RUN not in opt.user_attrs:
+            raise HarnessError(
+                f"study {study.optuna_name} has no parent run yet; start it with `harness run-study`"
+            )
+    except BaseException:
+        close_storage(storage)
+        raise
     agreed = int(opt.user_attrs.get(HEARTBEAT, heartbeat))
     if agreed != heartbeat and "://" in (storage_spec or ""):
+        close_storage(storage)
         opt = open_study(study, open_storage(storage_spec, agreed, create=False), create=False, worker=slot)
     return opt, study
 
