@@ -23,6 +23,21 @@ from harness.fleet.signals import (
 )
 
 
+@pytest.fixture(autouse=True)
+def python_default_handlers() -> object:
+    """These tests signal this process and rely on Python's own handlers being in place (Ctrl-C raises
+    KeyboardInterrupt): set them for each test and put back what was there. In one fresh-clone run every
+    self-sent SIGINT of this module went unanswered in one xdist worker, after some earlier test of that
+    worker had left another SIGINT handler; three later full runs, checking the handlers after every test,
+    did not see it again."""
+    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGINT, saved[0])
+    signal.signal(signal.SIGTERM, saved[1])
+
+
 def test_sigterm_raises_terminated_inside_the_block_and_the_handlers_come_back() -> None:
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     with pytest.raises(Terminated) as caught, sigterm_as_interrupt():
