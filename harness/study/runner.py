@@ -49,6 +49,7 @@ from harness.fleet.recovery import (
 from harness.fleet.signals import stop_reason
 from harness.fleet.steady_storage import close as close_storage
 from harness.places import check_reachable, resolve_tracking_uri
+from harness.program import as_invoked
 from harness.spec.derived import identify
 from harness.spec.study_spec import ResolvedStudy
 from harness.study.data_changes import changed_data_line
@@ -418,7 +419,7 @@ def run_worker(
             if waited > wait:
                 raise
             if waited > JOIN_NOTICE and not said:  # once: a silent worker looks hung
-                say(f"waiting to join (up to {wait:.0f} s): {exc}")
+                say(as_invoked(f"waiting to join (up to {wait:.0f} s): {exc}"))
                 said = True
             time.sleep(delay * random.uniform(0.8, 1.2))  # spread: many workers start at one instant
             delay = min(2 * delay, 10.0)
