@@ -41,9 +41,7 @@ fit and no number.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,22 +50,18 @@ import numpy as np
 from harness.choices import TRANSFER_FOLDS
 from harness.data.lineage import cached_reader
 from harness.data.transfer import BINARY_FILES, TRANSFER_TASKS, Labelled, read_transfer
+from harness.evaluate.probe import SEED, Fitted, Probe, ProbeFit
 from harness.evaluate.registry import ITEMS, ScoreOptions, declare_aggregate, declare_suite, register_task
 from harness.evaluate.tasks.geometry import GEOMETRY
 from harness.evaluate.tasks.sts import STS_TEST
-from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression, TorchProbeConfig
+from harness.evaluate.torch_probe import CONFIGS
 
 if TYPE_CHECKING:
     import pandas as pd
     from sklearn.model_selection import StratifiedKFold
 
 
-SEED = 1111
 PRESETS = TRANSFER_FOLDS
-INNER_GRID = [2.0**t for t in range(-2, 4)]
-KFOLD_GRID = [2.0**t for t in range(-1, 6)]
-SPLIT_GRID = [2.0**t for t in range(-2, 4)]
-TORCH_GRID = [10.0**t for t in range(-5, -1)]
 
 Embeddings = dict[str, np.ndarray]
 
@@ -75,35 +69,6 @@ Embeddings = dict[str, np.ndarray]
 def percent(fraction: float) -> float:
     """SentEval's reported form: round(100 * x, 2)."""
     return round(100 * float(fraction), 2)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """How one classifier is built and fitted. scikit-learn (`usepytorch=False`): C grids per protocol,
-    validation data unused. PyTorch (`usepytorch=True`, harness.evaluate.torch_probe): the L2 grid
-    10^-5..10^-2 for every protocol (validation.py:60, :122, :199), fitted with early stopping on the
-    given validation data, or on a held-out 5% of the training part for the refits (:90, :172), on
-    `device` (SentEval's code puts it on CUDA; here the encoder's device)."""
-
-    torch: TorchProbeConfig | None = None
-    device: str = "cpu"
-
-    def grid(self, protocol: str) -> list[float]:
-        if self.torch is not None:
-            return TORCH_GRID
-        return {"inner": INNER_GRID, "kfold": KFOLD_GRID, "split": SPLIT_GRID}[protocol]
-
-    def fit(self, x: np.ndarray, y: np.ndarray, reg: float, validation: tuple | None = None) -> Any:
-        if self.torch is not None:
-            classes = int(max(y.max(), validation[1].max() if validation else 0)) + 1
-            model = TorchLogisticRegression(x.shape[1], classes, reg, self.torch, self.device)
-            return model.fit(x, y, validation)
-        from sklearn.exceptions import ConvergenceWarning  # here: `harness tasks` needs no scikit-learn
-        from sklearn.linear_model import LogisticRegression
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            return LogisticRegression(C=reg, random_state=SEED).fit(x, y)
 
 
 SKLEARN = Probe()
@@ -115,21 +80,40 @@ def _folds(k: int) -> StratifiedKFold:
     return StratifiedKFold(n_splits=k, shuffle=True, random_state=SEED)
 
 
-def _best_reg(x: np.ndarray, y: np.ndarray, probe: Probe, protocol: str, k: int) -> tuple[float, float]:
-    """(the first regularisation with the best rounded mean k-fold accuracy, that score)."""
-    folds = list(_folds(k).split(x, y))
-    grid = probe.grid(protocol)
-    scores = [
-        percent(np.mean([probe.fit(x[tr], y[tr], r, (x[te], y[te])).score(x[te], y[te]) for tr, te in folds]))
-        for r in grid
-    ]
-    best = int(np.argmax(scores))
-    return grid[best], scores[best]
+def _grid_fits(rows: np.ndarray, y: np.ndarray, grid: list[float], k: int) -> list[ProbeFit]:
+    """For each regularisation value, each of k stratified folds of `rows`: trained on the rest,
+    scored (and early-stopped) on the fold."""
+    folds = list(_folds(k).split(rows, y[rows]))
+    return [ProbeFit(rows[tr], reg, rows[te]) for reg in grid for tr, te in folds]
 
 
-def predict(model: Any, x: np.ndarray) -> np.ndarray:
-    """A fitted probe's predicted classes, flat."""
-    return np.asarray(model.predict(x)).reshape(-1)
+def _best_reg(scores: list[float], grid: list[float], k: int) -> tuple[float, float]:
+    """(the first regularisation with the best rounded mean k-fold accuracy, that score), from the
+    accuracies of `_grid_fits`' fits in their order."""
+    means = [percent(np.mean(scores[i * k : (i + 1) * k])) for i in range(len(grid))]
+    best = int(np.argmax(means))
+    return grid[best], means[best]
+
+
+def _grid_then_refit(
+    probe: Probe, table: np.ndarray, y: np.ndarray, parts: list[np.ndarray], grid: list[float], k: int
+) -> tuple[list[tuple[float, float]], Fitted, list[int]]:
+    """For each part (rows of `table`): the k-fold grid on it, its first best regularisation and that
+    score, and the refit on the whole part with it. Returns (per part (reg, score), the fits, which fit is
+    each part's refit). A probe that trains its fits together fits every candidate refit (each part x each
+    value) in the grid's call, then keeps the chosen ones: the same refits, in one round of fits instead of
+    two (the others cost little beside the grid's k x |grid| fits)."""
+    grid_fits = [fit for rows in parts for fit in _grid_fits(rows, y, grid, k)]
+    ahead = [ProbeFit(rows, reg) for rows in parts for reg in grid] if probe.fits_ahead else []
+    fitted = probe.fit_all(table, y, grid_fits + ahead)
+    scores = fitted.score(range(len(grid_fits)), [f.validation for f in grid_fits], y)
+    per_part = len(grid) * k
+    chosen = [_best_reg(scores[i * per_part : (i + 1) * per_part], grid, k) for i in range(len(parts))]
+    if ahead:
+        refit = [len(grid_fits) + i * len(grid) + grid.index(reg) for i, (reg, _) in enumerate(chosen)]
+        return chosen, fitted, refit
+    refits = [ProbeFit(rows, reg) for rows, (reg, _) in zip(parts, chosen, strict=True)]
+    return chosen, probe.fit_all(table, y, refits), list(range(len(parts)))
 
 
 def _items(
@@ -151,14 +135,15 @@ def _items(
 def inner_kfold(
     x: np.ndarray, y: np.ndarray, k: int, probe: Probe = SKLEARN, task: str | None = None
 ) -> dict[str, Any]:
-    dev, test = [], []
+    """Every outer fold's inner grid and refit (`_grid_then_refit`), each refit scored on its fold."""
+    outer = list(_folds(k).split(x, y))
+    chosen, fitted, refit = _grid_then_refit(probe, x, y, [tr for tr, _ in outer], probe.grid("inner"), k)
+    held_out = fitted.predict(refit, [te for _, te in outer])
     predicted, fold = np.zeros(len(y)), np.full(len(y), -1)  # out of fold: by the refit that held it out
-    for i, (tr, te) in enumerate(_folds(k).split(x, y)):
-        reg, dev_acc = _best_reg(x[tr], y[tr], probe, "inner", k)
-        dev.append(dev_acc)
-        held_out = predict(probe.fit(x[tr], y[tr], reg), x[te])
-        test.append(percent(np.mean(held_out == y[te])))  # the refit's `.score(x[te], y[te])`
-        predicted[te], fold[te] = held_out, i
+    for i, ((_, te), guess) in enumerate(zip(outer, held_out, strict=True)):
+        predicted[te], fold[te] = guess, i
+    test = [percent(np.mean(guess == y[te])) for (_, te), guess in zip(outer, held_out, strict=True)]
+    dev = [score for _, score in chosen]
     scores = {"acc": round(float(np.mean(test)), 2), "devacc": round(float(np.mean(dev)), 2), "n": len(y)}
     return {**scores, **_items(task, "senteval_cv", predicted, y, fold)}
 
@@ -173,8 +158,10 @@ def kfold_then_test(
     probe: Probe = SKLEARN,
     task: str | None = None,
 ) -> dict[str, Any]:
-    reg, dev_acc = _best_reg(x, y, probe, "kfold", k)
-    predicted = predict(probe.fit(x, y, reg), x_test)
+    table, labels = np.concatenate([x, x_test]), np.concatenate([y, y_test])
+    train, test = np.arange(len(x)), np.arange(len(x), len(table))
+    [(_, dev_acc)], fitted, refit = _grid_then_refit(probe, table, labels, [train], probe.grid("kfold"), k)
+    predicted = fitted.predict(refit, [test])[0]
     scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_acc, "n": len(y_test)}
     if f1:
         from sklearn.metrics import f1_score
@@ -193,11 +180,14 @@ def split(
     probe: Probe = SKLEARN,
     task: str | None = None,
 ) -> dict[str, Any]:
+    table, labels = np.concatenate([x, x_dev, x_test]), np.concatenate([y, y_dev, y_test])
+    train, dev = np.arange(len(x)), np.arange(len(x), len(x) + len(x_dev))
+    test = np.arange(len(x) + len(x_dev), len(table))
     grid = probe.grid("split")
-    models = [probe.fit(x, y, reg, (x_dev, y_dev)) for reg in grid]
-    dev_scores = [percent(model.score(x_dev, y_dev)) for model in models]
+    fitted = probe.fit_all(table, labels, [ProbeFit(train, reg, dev) for reg in grid])
+    dev_scores = [percent(a) for a in fitted.score(range(len(grid)), [dev] * len(grid), labels)]
     best = int(np.argmax(dev_scores))
-    predicted = predict(models[best], x_test)  # the best model's `.score(x_test, y_test)`, below
+    predicted = fitted.predict([best], [test])[0]  # the best model's `.score(x_test, y_test)`, below
     scores = {"acc": percent(np.mean(predicted == y_test)), "devacc": dev_scores[best], "n": len(y_test)}
     return {**scores, **_items(task, "senteval_test", predicted, y_test)}
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from harness.data.transfer import Labelled
-from harness.evaluate.tasks.transfer import Probe, inner_kfold, kfold_then_test, senteval_order, split
+from harness.evaluate.probe import Probe, ProbeFit
+from harness.evaluate.tasks.transfer import inner_kfold, kfold_then_test, senteval_order, split
 from tests.evaluate.probe_data import noisy, one_thread, separable  # noqa: F401 - one_thread: autouse
 
 
@@ -116,19 +117,19 @@ def test_the_pytorch_probe_is_fitted_where_the_encoder_runs(
     (SentEval fits it on CUDA): on a GPU worker, the GPU."""
     import torch
 
+    from harness.evaluate import batched_probe
     from harness.evaluate.suite import evaluate_tasks
-    from harness.evaluate.torch_probe import TorchLogisticRegression
 
     class Built(Exception):
         pass
 
     devices = []
 
-    def record(self, n_features, n_classes, l2reg, config, device="cpu") -> None:  # noqa: ANN001
+    def record(table, labels, fits, classes, config, device) -> None:  # noqa: ANN001
         devices.append(device)
         raise Built
 
-    monkeypatch.setattr(TorchLogisticRegression, "__init__", record)
+    monkeypatch.setattr(batched_probe, "fit_together", record)
 
     class Encode:
         device = torch.device("cpu", 0)
@@ -255,7 +256,7 @@ SENTEVAL_TORCH = [1e-5, 1e-4, 1e-3, 1e-2]
 def test_the_regularisation_grids_are_senteval_s() -> None:
     """The grids, exactly (SentEval@5d6dc11 validation.py:61-62, :130-131, :205-206), and which one each
     protocol gets: scikit-learn's per protocol, PyTorch's 10^-5..10^-2 for all three."""
-    from harness.evaluate.tasks.transfer import INNER_GRID, KFOLD_GRID, SPLIT_GRID, TORCH_GRID, Probe
+    from harness.evaluate.probe import INNER_GRID, KFOLD_GRID, SPLIT_GRID, TORCH_GRID, Probe
     from harness.evaluate.torch_probe import CONFIGS
 
     assert INNER_GRID == SENTEVAL_INNER == [2**t for t in range(-2, 4, 1)]
@@ -284,15 +285,16 @@ class ScriptedModel:
 
 @dataclass(frozen=True)
 class Scripted(Probe):
-    """A probe that fits nothing: each fit is recorded (reg, validation data given) and returns a model
-    scoring `accuracy[reg]` (a reg outside the script: KeyError)."""
+    """A probe that fits nothing, one fit at a time: each fit is recorded (reg, validation rows given)
+    and returns a model scoring `accuracy[reg]` (a reg outside the script: KeyError)."""
 
     accuracy: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)
+    together: bool = False
 
-    def fit(self, x: np.ndarray, y: np.ndarray, reg: float, validation: tuple | None = None) -> ScriptedModel:
-        self.calls.append(("fit", reg, validation is not None))
-        return ScriptedModel(reg, self.accuracy[reg], self.calls)
+    def fit_one(self, table: np.ndarray, labels: np.ndarray, fit: ProbeFit) -> ScriptedModel:
+        self.calls.append(("fit", fit.reg, fit.validation is not None))
+        return ScriptedModel(fit.reg, self.accuracy[fit.reg], self.calls)
 
 
 # Scripted accuracies along a grid: grid[1] and grid[3] tie once rounded to SentEval's two decimals of a
@@ -309,7 +311,9 @@ def test_each_protocol_scans_its_grid_and_keeps_the_first_best(classifier: str) 
     best C (rounded scores, `np.argmax`) on that part, without validation data, and predicts the outer
     fold with it; `kfold_then_test` (:135-177) fits each C on k folds, refits the first best on all of
     train; `split` (:210-233) fits each C once on train, scored on dev, and predicts test with the first
-    best's model. The dev accuracy is the best rounded score. PyTorch: the same with its own grid."""
+    best's model. The dev accuracy is the best rounded score. PyTorch: the same with its own grid. The
+    fits of a call are listed first and made in one `fit_all` (every outer part's grid, then every
+    refit), so the calls come in that order."""
     from harness.evaluate.torch_probe import CONFIGS
 
     torch_config = CONFIGS["pytorch"] if classifier == "pytorch" else None
@@ -325,7 +329,8 @@ def test_each_protocol_scans_its_grid_and_keeps_the_first_best(classifier: str) 
     inner = probe(grids["inner"])
     assert inner_kfold(x, y, k, inner)["devacc"] == 70.0
     scan = [("fit", reg, True) for reg in grids["inner"] for _ in range(k)]
-    assert inner.calls == [*scan, ("fit", grids["inner"][1], False), ("predict", grids["inner"][1])] * k
+    refit, predict = ("fit", grids["inner"][1], False), ("predict", grids["inner"][1])
+    assert inner.calls == scan * k + [refit] * k + [predict] * k
 
     kfold = probe(grids["kfold"])
     assert kfold_then_test(x, y, x, y, k, probe=kfold)["devacc"] == 70.0
@@ -339,13 +344,14 @@ def test_each_protocol_scans_its_grid_and_keeps_the_first_best(classifier: str) 
 
 @dataclass(frozen=True)
 class Recording(Probe):
-    """SentEval's scikit-learn probe, each fit's (reg, x, y, validation) recorded."""
+    """SentEval's scikit-learn probe, each fit's (reg, x, y, validation x) recorded."""
 
     calls: list = field(default_factory=list)
 
-    def fit(self, x: np.ndarray, y: np.ndarray, reg: float, validation: tuple | None = None) -> object:
-        self.calls.append((reg, x, y, validation))
-        return super().fit(x, y, reg, validation)
+    def fit_one(self, table: np.ndarray, labels: np.ndarray, fit: ProbeFit) -> object:
+        held = None if fit.validation is None else table[fit.validation]
+        self.calls.append((fit.reg, table[fit.train], labels[fit.train], held))
+        return super().fit_one(table, labels, fit)
 
 
 def senteval_kfold_then_test(
@@ -387,20 +393,21 @@ def test_the_folds_are_senteval_s_seeded_stratified_folds() -> None:
         assert reg == SENTEVAL_KFOLD[i // k]
         np.testing.assert_array_equal(fit_x, x[tr])
         np.testing.assert_array_equal(fit_y, y[tr])
-        np.testing.assert_array_equal(validation[0], x[te])
+        np.testing.assert_array_equal(validation, x[te])
 
     probe = Recording()
     inner_kfold(x, y, k, probe)
-    per_outer = len(SENTEVAL_INNER) * k + 1
-    assert len(probe.calls) == k * per_outer
+    per_outer = len(SENTEVAL_INNER) * k
+    assert len(probe.calls) == k * per_outer + k  # every outer part's grid, then its refits
     for outer, (tr, _) in enumerate(folds):
         calls = probe.calls[outer * per_outer : (outer + 1) * per_outer]
         inner = list(StratifiedKFold(n_splits=k, shuffle=True, random_state=1111).split(x[tr], y[tr]))
-        for i, (_, fit_x, _, validation) in enumerate(calls[:-1]):
+        for i, (_, fit_x, _, validation) in enumerate(calls):
             itr, ite = inner[i % k]
             np.testing.assert_array_equal(fit_x, x[tr][itr])
-            np.testing.assert_array_equal(validation[0], x[tr][ite])
-        np.testing.assert_array_equal(calls[-1][1], x[tr])  # the refit: the whole outer training part
+            np.testing.assert_array_equal(validation, x[tr][ite])
+        refit = probe.calls[k * per_outer + outer]
+        np.testing.assert_array_equal(refit[1], x[tr])  # the refit: the whole outer training part
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -1,0 +1,167 @@
+"""SentEval's PyTorch classifier on the 8 transfer tasks: its fits one by one (SentEval's loop, the harness's
+until issue 54) against all fits of a protocol call trained together (harness.evaluate.batched_probe), side
+by side in one process, same embeddings, for each preset (prototyping: k = 5; default: k = 10).
+
+    .venv/bin/python bench/transfer_fits.py [--model all-MiniLM-L6-v2|tiny|DIR] [--tasks MR,CR,...]
+        [--presets prototyping,default] [--classifier pytorch|pytorch_adam] [--embeddings FILE.npy]
+        [--json FILE]
+
+Per task and preset it prints the seconds of each way, the speed-up, both ways' scores (acc, devacc, MRPC's
+f1), whether every chosen L2 (each outer fold's for MR, CR, SUBJ, MPQA; the one of TREC, MRPC, SST2, SST5)
+is the same, and how many scored items got another predicted class (the per-item record compared item by
+item); then the totals. `--model tiny` embeds with a random 1-layer BERT of hidden size 32 (the tests'
+model) with the data folder's bert-base-uncased tokenizer. The sentences of every task are embedded once
+(fp32, the model's own pooling) and kept in `--embeddings` (default .harness/cache/transfer-<model>.npy),
+checked against the sentence list's digest, so a second run skips the encoding (4 minutes for MiniLM on
+2 CPU cores). Torch runs on its default threads here (set OMP_NUM_THREADS / --threads to change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from steps import machine_header
+
+from harness.data.paths import resolve_data_dir
+from harness.data.transfer import TRANSFER_TASKS, read_transfer
+from harness.evaluate.probe import Probe, ProbeFit
+from harness.evaluate.registry import ITEMS
+from harness.evaluate.tasks.transfer import PRESETS, evaluate_transfer
+from harness.evaluate.torch_probe import CONFIGS
+from harness.home import find_home
+
+
+class Recorded:
+    """A probe that counts its fits and records the regularisation of every fit that predicts items it
+    was not validated on (the refits, or the chosen fit of `split`): the chosen L2s, in order."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.probe, self.fits, self.chosen = probe, 0, []
+
+    def __getattr__(self, name: str) -> Any:  # the probe's settings and grids
+        return getattr(self.probe, name)
+
+    def fit_all(self, table: np.ndarray, labels: np.ndarray, fits: list[ProbeFit]) -> Any:
+        self.fits += len(fits)
+        fitted, chosen = self.probe.fit_all(table, labels, fits), self.chosen
+
+        class Watched:
+            def predict(self, which: list[int], rows: list[np.ndarray]) -> list[np.ndarray]:
+                chosen.extend(
+                    fits[w].reg for w, r in zip(which, rows, strict=True) if r is not fits[w].validation
+                )
+                return fitted.predict(which, rows)
+
+        return Watched()
+
+
+def tiny_model(data_dir: Path) -> str:
+    """The tests' random BERT (1 layer, hidden 32, 2 heads), saved in a temporary folder."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    folder = Path(tempfile.mkdtemp(prefix="tiny-bert-"))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)  # fmt: skip
+    BertModel(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(data_dir / "tokenizers" / "bert-base-uncased").save_pretrained(folder)
+    return str(folder)
+
+
+def embeddings(model: str, sentences: list[str], path: Path, data_dir: Path) -> dict[str, np.ndarray]:
+    """Every sentence's fp32 embedding by the model's own pooling, from `path` when it holds them."""
+    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
+    stamp = path.with_suffix(".sha256")
+    if path.is_file() and stamp.is_file() and stamp.read_text() == digest:
+        return dict(zip(sentences, np.load(path), strict=True))
+    from harness.evaluate.encode import EmbeddingCache
+    from harness.evaluate.suite import SentenceEncoder
+    from harness.model.encoder import Encoder
+
+    encoder = Encoder(
+        tiny_model(data_dir) if model == "tiny" else model, "model" if model != "tiny" else "mean", None
+    )
+    vectors = SentenceEncoder(encoder, 128, None, EmbeddingCache(), True)(sentences)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, np.stack([vectors[s] for s in sentences]).astype(np.float32))
+    stamp.write_text(digest)
+    return vectors
+
+
+def run(task: str, splits: dict, vectors: dict, k: int, probe: Probe) -> tuple[dict, Recorded, float]:
+    recorded = Recorded(probe)
+    start = time.perf_counter()
+    scores = evaluate_transfer(task, splits, vectors, k, recorded)  # type: ignore[arg-type]
+    return scores, recorded, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--presets", default="prototyping,default")
+    parser.add_argument("--tasks", default=",".join(TRANSFER_TASKS))
+    parser.add_argument("--classifier", default="pytorch", choices=["pytorch", "pytorch_adam"])
+    parser.add_argument("--embeddings", default=None, help="where the embeddings are kept (.npy)")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    data = resolve_data_dir(args.data_dir)
+    tasks = args.tasks.split(",")
+    splits = {t: read_transfer(data, t) for t in tasks}
+    sentences = sorted({s for task in splits.values() for part in task.values() for s in part.sentences()})
+    name = Path(args.model).name if Path(args.model).is_dir() else args.model.replace("/", "_")
+    cache = Path(args.embeddings or find_home()[0] / "cache" / f"transfer-{name}.npy")
+    vectors = embeddings(args.model, sentences, cache, data)
+    dim = len(next(iter(vectors.values())))
+    print(machine_header())
+    print(f"model {args.model} ({dim}-d embeddings), classifier {args.classifier}, torch threads "
+          f"{torch.get_num_threads()}")  # fmt: skip
+    one_by_one = Probe(CONFIGS[args.classifier], together=False)
+    together = Probe(CONFIGS[args.classifier])
+    rng = np.random.default_rng(0)
+    table, labels = rng.normal(size=(600, dim)).astype(np.float32), rng.integers(0, 2, 600)
+    for probe in (one_by_one, together):  # first calls (MKL's, the thread pool's start) are not timed
+        probe.fit_all(table, labels, [ProbeFit(np.arange(500), 1e-4, np.arange(500, 600))])
+    rows, header = [], "preset      k task  fits  1-by-1 s  together s  speed-up  acc (1-by-1 / together)"
+    for preset in args.presets.split(","):
+        k = PRESETS[preset]
+        print(f"\n{header}  devacc          f1              same L2  items differ")
+        for task in tasks:
+            a, ra, ta = run(task, splits[task], vectors, k, one_by_one)
+            b, rb, tb = run(task, splits[task], vectors, k, together)
+            differ = int((a[ITEMS].prediction.to_numpy() != b[ITEMS].prediction.to_numpy()).sum())
+            row = {"preset": preset, "k": k, "task": task, "fits": ra.fits, "one_by_one_s": ta,
+                   "together_s": tb, "same_l2": ra.chosen == rb.chosen, "items_differ": differ,
+                   "items": len(a[ITEMS])}  # fmt: skip
+            scores = [s for s in ("acc", "devacc", "f1") if s in a]
+            row.update({f"{s}_{way}": r[s] for s in scores for way, r in (("1by1", a), ("tog", b))})
+            rows.append(row)
+            pairs = {s: f"{a[s]:6.2f} / {b[s]:6.2f}" for s in scores}
+            print(f"{preset:11s} {k:2d} {task:5s} {ra.fits:4d} {ta:9.1f} {tb:11.2f} {ta / tb:8.1f}x  "
+                  f"{pairs['acc']:24s} {pairs['devacc']} {pairs.get('f1', ' ' * 15)} "
+                  f"{str(row['same_l2']):7s}  {differ} of {len(a[ITEMS])}", flush=True)  # fmt: skip
+        mine = [r for r in rows if r["preset"] == preset]
+        total_a, total_b = sum(r["one_by_one_s"] for r in mine), sum(r["together_s"] for r in mine)
+        print(f"{preset:11s} {k:2d} all   {sum(r['fits'] for r in mine):4d} {total_a:9.1f} {total_b:11.2f} "
+              f"{total_a / total_b:8.1f}x  items differ: {sum(r['items_differ'] for r in mine)}")  # fmt: skip
+    if args.json:
+        figures = {
+            "machine": machine_header(),
+            "model": args.model,
+            "dim": dim,
+            "classifier": args.classifier,
+        }
+        Path(args.json).write_text(json.dumps({**figures, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
