@@ -55,6 +55,9 @@ class Recorded:
         fitted, chosen = self.probe.fit_all(table, labels, fits), self.chosen
 
         class Watched:
+            def score(self, which: list[int], rows: list[np.ndarray], labels: np.ndarray) -> list[float]:
+                return fitted.score(which, rows, labels)
+
             def predict(self, which: list[int], rows: list[np.ndarray]) -> list[np.ndarray]:
                 chosen.extend(
                     fits[w].reg for w, r in zip(which, rows, strict=True) if r is not fits[w].validation

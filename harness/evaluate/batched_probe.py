@@ -36,13 +36,13 @@ back to the host inside a round: one read of the round's validation counts decid
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from harness.evaluate.probe import ProbeFit
+from harness.evaluate.probe import ProbeFit, Refit
 from harness.evaluate.torch_probe import SEED, TorchProbeConfig
 
 CPU_CHUNK_BYTES = 8 * 2**20  # the gathered [fits, batch, d] fp32 batch of one chunk, on a CPU
@@ -101,10 +101,11 @@ class _Shape:
 class FittedProbes:
     """The classifiers of one `fit_together` call, each its best round's layer."""
 
-    def __init__(self, table: torch.Tensor, best: torch.Tensor, shape: _Shape, accuracies: list[float],
+    def __init__(self, table: torch.Tensor, best: torch.Tensor, shape: _Shape, fits: list[_Fit],
                  batch_size: int) -> None:  # fmt: skip
         self.table, self.best, self.shape, self.batch_size = table, best, shape, batch_size
-        self.validation_accuracy = accuracies  # each fit's best round: what `clf.score(validation)` gives
+        self.validation = [f.validation for f in fits]
+        self.validation_accuracy = [f.best for f in fits]  # each one's best round: `clf.score(validation)`
 
     def predict(self, which: Sequence[int], rows: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The predicted class of `rows[i]` (rows of the table) by fit `which[i]`, for every i, each as
@@ -113,13 +114,22 @@ class FittedProbes:
             return []
         layers = self.best[torch.as_tensor(list(which), device=self.best.device)]
         index = _padded(rows, self.table.device)
-        predicted = _argmax(self.table, layers, self.shape, index, self.batch_size).cpu().numpy()
+        gather = lambda part: self.table[part]  # noqa: E731
+        predicted = _argmax(gather, layers, self.shape, index, self.batch_size).cpu().numpy()
         return [predicted[i, : len(r)] for i, r in enumerate(rows)]
 
     def score(self, which: Sequence[int], rows: Sequence[np.ndarray], labels: np.ndarray) -> list[float]:
-        """Each fit's accuracy on its rows, the mean of predicted == label (as `TorchLogisticRegression`)."""
-        predicted = self.predict(which, rows)
-        return [float(np.mean(p == labels[r])) for p, r in zip(predicted, rows, strict=True)]
+        """Each fit's accuracy on its rows, the mean of predicted == label (as `TorchLogisticRegression`);
+        on its own validation rows, the accuracy its kept round had there (the same number, not computed
+        again)."""
+        known = [
+            r is self.validation[w] or np.array_equal(r, self.validation[w])
+            for w, r in zip(which, rows, strict=True)
+        ]
+        ask = [i for i, k in enumerate(known) if not k]
+        predicted = dict(zip(ask, self.predict([which[i] for i in ask], [rows[i] for i in ask]), strict=True))
+        return [self.validation_accuracy[w] if k else float(np.mean(predicted[i] == labels[rows[i]]))
+                for i, (w, k) in enumerate(zip(which, known, strict=True))]  # fmt: skip
 
 
 def _padded(rows: Sequence[np.ndarray], device: torch.device) -> torch.Tensor:
@@ -130,23 +140,21 @@ def _padded(rows: Sequence[np.ndarray], device: torch.device) -> torch.Tensor:
     return torch.from_numpy(padded).to(device)
 
 
-def _argmax(table: torch.Tensor, layers: torch.Tensor, shape: _Shape, index: torch.Tensor, chunk: int
-            ) -> torch.Tensor:  # fmt: skip
-    """[fits, rows]: per fit f, argmax over classes of table[index[f]] W_f^T + b_f, `chunk` rows at a time
-    (on the device; padding rows change no other row's product)."""
+def _argmax(gather: Callable[[torch.Tensor], torch.Tensor], layers: torch.Tensor, shape: _Shape,
+            index: torch.Tensor, chunk: int) -> torch.Tensor:  # fmt: skip
+    """[fits, rows]: per fit f, argmax over classes of table[index[f]] W_f^T + b_f (`gather` gives a
+    [fits, rows] index's features), `chunk` rows at a time (on the device; padding rows change no other
+    row's product)."""
     weight, bias = shape.weight(layers).transpose(1, 2), shape.bias(layers).unsqueeze(1)
-    out = []
-    for start in range(0, index.shape[1], chunk):
-        part = index[:, start : start + chunk]
-        x = table.index_select(0, part.reshape(-1)).view(*part.shape, -1)
-        out.append(torch.baddbmm(bias, x, weight).argmax(2))
+    out = [torch.baddbmm(bias, gather(index[:, start : start + chunk]), weight).argmax(2)
+           for start in range(0, index.shape[1], chunk)]  # fmt: skip
     return torch.cat(out, 1)
 
 
 def fit_together(
     table: np.ndarray,
     labels: np.ndarray,
-    fits: Sequence[ProbeFit],
+    fits: Sequence[ProbeFit | Refit],
     n_classes: int,
     config: TorchProbeConfig,
     device: str | torch.device = "cpu",
@@ -155,26 +163,31 @@ def fit_together(
     """Train every fit (rows of `table`, labels `labels`) as SentEval's PyTorch logistic regression with
     `config`, together (module docstring), on `device` in fp32. At most `capacity` fits train at once
     (default: all on a GPU, `CPU_CHUNK_BYTES` worth on a CPU); a fit that stops makes room for the next,
-    so the batch stays full until the last fits (each fit's arithmetic is its own: when it trains, and
-    beside which others, changes none of its numbers)."""
+    so the batch stays full until the last fits, and a `Refit` joins (first in line) as soon as the fits
+    it follows have stopped. Each fit's arithmetic is its own: when it trains, and beside which others,
+    changes none of its numbers."""
     device = torch.device(device)
     with torch.no_grad():
         x = torch.from_numpy(np.ascontiguousarray(table)).float().to(device)
         y = torch.from_numpy(np.asarray(labels)).long().to(device)
-        shape = _Shape(n_classes, x.shape[1])
-        weight, bias = first_layer(x.shape[1], n_classes)
-        prepared = [_prepare(f) for f in fits]
-        layers = torch.cat([weight.reshape(-1), bias]).to(device).expand(len(fits), -1).clone()
-        state = [layers, *(torch.zeros_like(layers) for _ in range(1 if config.optim == "rmsprop" else 2))]
-        best = layers.clone()
         room = capacity or _capacity(device, config.batch_size, x.shape[1], len(fits))
-        waiting, active = list(range(len(fits)))[::-1], []
-        while active or waiting:
+        training = _Training(x, y, _Shape(n_classes, x.shape[1]), config, len(fits), room)
+        prepared: list[_Fit | None] = [_prepare(f) if isinstance(f, ProbeFit) else None for f in fits]
+        pending = {i: f for i, f in enumerate(fits) if isinstance(f, Refit)}
+        waiting, active = [i for i, f in enumerate(prepared) if f is not None][::-1], []
+        while active or waiting or pending:
+            for i, refit in list(pending.items()):
+                if all(prepared[j] is not None and prepared[j].done for j in refit.after):
+                    prepared[i] = _prepare(refit.choose([prepared[j].best for j in refit.after]))
+                    waiting.append(i)  # next in line
+                    del pending[i]
+            if not (active or waiting):
+                raise ValueError(f"refits {sorted(pending)} follow fits that never run")
             while waiting and len(active) < room:
                 active.append(waiting.pop())
-            _round(x, y, prepared, active, state, best, shape, config)
+            training.round(prepared, active)
             active = [i for i in active if not prepared[i].done]
-        return FittedProbes(x, best, shape, [f.best for f in prepared], config.batch_size)
+        return FittedProbes(x, training.best, training.shape, prepared, config.batch_size)
 
 
 def _capacity(device: torch.device, batch_size: int, n_features: int, fits: int) -> int:
@@ -183,65 +196,130 @@ def _capacity(device: torch.device, batch_size: int, n_features: int, fits: int)
     return max(1, CPU_CHUNK_BYTES // (batch_size * n_features * 4))
 
 
-def _round(x: torch.Tensor, y: torch.Tensor, fits: list[_Fit], active: list[int], state: list[torch.Tensor],
-           best: torch.Tensor, shape: _Shape, config: TorchProbeConfig) -> None:  # fmt: skip
-    """One round (`epoch_size` passes, then the validation accuracy) of the `active` fits; `state` is
-    [layers, *optimizer moments] of every fit."""
-    index = torch.as_tensor(active).to(x.device)
-    part = [t.index_select(0, index) for t in state]
-    going = [fits[i] for i in active]
-    reg = torch.tensor([f.reg for f in going]).to(x.device).unsqueeze(1)
-    for _ in range(config.epoch_size):
-        _one_pass(x, y, going, part, reg, shape, config)
-    for t, piece in zip(state, part, strict=True):
-        t.index_copy_(0, index, piece)
-    _end_round(x, y, going, part[0], best, index, shape, config)
+class _Training:
+    """Every fit's layer, optimizer moments and best layer on the device, and the rounds that train them.
+    Batches are gathered into one buffer made once (a fresh multi-megabyte tensor every step costs the
+    allocator's page faults: MR's gather took twice as long so)."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, shape: _Shape, config: TorchProbeConfig, fits: int,
+                 room: int) -> None:  # fmt: skip
+        self.x, self.y, self.shape, self.config = x, y, shape, config
+        weight, bias = first_layer(shape.dim, shape.classes)
+        layers = torch.cat([weight.reshape(-1), bias]).to(x.device).expand(fits, -1).clone()
+        moments = 1 if config.optim == "rmsprop" else 2
+        self.state = [layers, *(torch.zeros_like(layers) for _ in range(moments))]
+        self.best = layers.clone()
+        self.buffer = torch.empty(min(room, fits) * config.batch_size * shape.dim, device=x.device)
+
+    def gather(self, rows: torch.Tensor) -> torch.Tensor:
+        """The table's `rows` ([lists, rows]) as [lists, rows, d], in the buffer."""
+        out = self.buffer[: rows.numel() * self.shape.dim].view(rows.numel(), self.shape.dim)
+        return torch.index_select(self.x, 0, rows.reshape(-1), out=out).view(*rows.shape, self.shape.dim)
+
+    def round(self, fits: list[_Fit], active: list[int]) -> None:
+        """One round (`epoch_size` passes, then the validation accuracy) of the `active` fits."""
+        index = torch.as_tensor(active).to(self.x.device)
+        part = [t.index_select(0, index) for t in self.state]
+        going = [fits[i] for i in active]
+        reg = torch.tensor([f.reg for f in going]).to(self.x.device).unsqueeze(1)
+        for _ in range(self.config.epoch_size):
+            self.one_pass(going, part, reg)
+        for t, piece in zip(self.state, part, strict=True):
+            t.index_copy_(0, index, piece)
+        self.end_round(going, part[0], index)
+
+    def one_pass(self, fits: list[_Fit], state: list[torch.Tensor], reg: torch.Tensor) -> None:
+        """One pass over each fit's training rows in a fresh permutation of its own stream: at step s every
+        fit takes its s-th batch; a fit with fewer batches sits the last steps out."""
+        size, n, device = self.config.batch_size, len(fits), self.x.device
+        lengths = np.array([len(f.train) for f in fits])
+        steps = int(-(-lengths.max() // size))
+        rows = np.zeros((n, steps * size), dtype=np.int64)
+        for i, f in enumerate(fits):
+            rows[i, : len(f.train)] = f.train[f.rng.permutation(len(f.train))]
+        counts = np.clip(lengths[None, :] - size * np.arange(steps)[:, None], 0, size)  # [steps, fits]
+        # fits of one row set and one stream (split's grid: every L2 on the same train rows) draw the same
+        # batches: gathered once, each fit's product reads it (an expanded batch: the same bits, tested)
+        rows = rows[:1] if n > 1 and bool((rows == rows[:1]).all()) else rows
+        batches = torch.from_numpy(rows.reshape(len(rows), steps, size).transpose(1, 0, 2).copy()).to(device)
+        # nll_loss's backward of a mean over a batch of `count` rows: -1 / count at each row's target
+        scale = torch.from_numpy(-(np.float32(1) / np.maximum(counts, 1).astype(np.float32))).to(device)
+        at_target = torch.zeros(steps, len(rows), size, self.shape.classes, device=device)
+        at_target.scatter_(
+            3, y_at(self.y, batches), scale[:, : len(rows), None, None].expand(-1, -1, size, 1)
+        )
+        numbers = np.array([f.steps for f in fits])[None, :] + np.cumsum(
+            counts > 0, axis=0
+        )  # optimizer steps
+        factors = _adam_factors(numbers, device) if self.config.optim == "adam" else None
+        for s in range(steps):
+            for group, count in _groups(counts[s]):
+                if len(group) == n:
+                    self.step(batches[s, :, :count], at_target[s, :, :count], state, reg, factors, s)
+                    continue
+                chosen = torch.as_tensor(group).to(device, non_blocking=True)
+                pieces = [t.index_select(0, chosen) for t in state]
+                sub = None if factors is None else factors[:, :, chosen]
+                self.step(
+                    batches[s, chosen, :count], at_target[s, chosen, :count], pieces, reg[chosen], sub, s
+                )
+                for t, piece in zip(state, pieces, strict=True):
+                    t.index_copy_(0, chosen, piece)
+        for f, taken in zip(fits, numbers[-1], strict=True):
+            f.steps = int(taken)
+
+    def step(self, rows: torch.Tensor, at_target: torch.Tensor, state: list[torch.Tensor], reg: torch.Tensor,
+             factors: torch.Tensor | None, s: int) -> None:  # fmt: skip
+        """One optimizer step of every fit in `state` ([layers, *moments]) on its batch `rows` ([fits, rows],
+        or [1, rows] shared by all; `at_target`: nll_loss's gradient, likewise): cross-entropy's gradient
+        plus reg x the layer, then RMSprop, or Adam with this pass's `factors` at step `s`."""
+        layers, shape = state[0], self.shape
+        fits, size = layers.shape[0], rows.shape[1]
+        batch = self.gather(rows).expand(fits, size, -1)
+        logits = torch.baddbmm(shape.bias(layers).unsqueeze(1), batch, shape.weight(layers).transpose(1, 2))
+        # log_softmax's backward through its own kernel (grad - exp(output) * sum(grad)), as autograd runs
+        # it: the same expression written out in tensor operations rounds differently
+        scores = torch.log_softmax(logits, 2)
+        grad = torch.ops.aten._log_softmax_backward_data(
+            at_target.expand(fits, size, -1), scores, 2, scores.dtype
+        )
+        flat = torch.cat([torch.bmm(grad.transpose(1, 2), batch).view(fits, -1), grad.sum(1)], 1)
+        flat.addcmul_(layers, reg)  # weight decay: `grad.add(param, alpha=l2)`, bit for bit
+        if factors is None:
+            _rmsprop(layers, flat, state[1])
+        else:
+            _adam(layers, flat, state[1], state[2], factors[0, s], factors[1, s])
+
+    def end_round(self, fits: list[_Fit], layers: torch.Tensor, index: torch.Tensor) -> None:
+        """Each active fit's validation accuracy (one read to the host), its best layer kept, and whether it
+        goes on (`TorchLogisticRegression.fit`'s loop). `layers`: the active fits' (rows of `index`)."""
+        device, config = self.x.device, self.config
+        rows = _padded([f.validation for f in fits], device)
+        sizes = torch.as_tensor([len(f.validation) for f in fits]).to(device)
+        real = torch.arange(rows.shape[1], device=device)[None, :] < sizes[:, None]
+        predicted = _argmax(self.gather, layers, self.shape, rows, config.batch_size)
+        right = ((predicted == self.y[rows]) & real).sum(1).cpu().numpy()
+        improved = []
+        for i, (f, correct) in enumerate(zip(fits, right, strict=True)):
+            accuracy = float(np.float64(correct) / len(f.validation))  # np.mean(predicted == y)
+            f.passes += config.epoch_size
+            if accuracy > f.best:
+                f.best = accuracy
+                improved.append(i)
+            elif f.misses >= config.tenacity:
+                f.done = True
+            else:
+                f.misses += 1
+            if f.passes > config.max_epoch:
+                f.done = True
+        if improved:
+            kept = torch.as_tensor(improved).to(device)
+            self.best.index_copy_(0, index[kept], layers[kept])
 
 
-def _one_pass(x: torch.Tensor, y: torch.Tensor, fits: list[_Fit], state: list[torch.Tensor],
-              reg: torch.Tensor, shape: _Shape, config: TorchProbeConfig) -> None:  # fmt: skip
-    """One pass over each fit's training rows in a fresh permutation of its own stream: at step s every
-    fit takes its s-th batch; a fit with fewer batches sits the last steps out."""
-    size, n = config.batch_size, len(fits)
-    lengths = np.array([len(f.train) for f in fits])
-    steps = int(-(-lengths.max() // size))
-    rows = np.zeros((n, steps * size), dtype=np.int64)
-    for i, f in enumerate(fits):
-        rows[i, : len(f.train)] = f.train[f.rng.permutation(len(f.train))]
-    counts = np.clip(lengths[None, :] - size * np.arange(steps)[:, None], 0, size)  # [steps, fits]
-    # fits of one row set and one stream (split's grid: every L2 on the same train rows) draw the same
-    # batches: gathered once, each fit's product reads it (an expanded batch: the same bits, tested)
-    shared = n > 1 and bool((rows == rows[:1]).all())
-    rows = rows[:1] if shared else rows
-    batches = torch.from_numpy(rows.reshape(len(rows), steps, size).transpose(1, 0, 2).copy()).to(x.device)
-    # nll_loss's backward of a mean over a batch of `count` rows: -1 / count at each row's target
-    scale = torch.from_numpy(-(np.float32(1) / np.maximum(counts, 1).astype(np.float32))).to(x.device)
-    at_target = torch.zeros(steps, len(rows), size, shape.classes, device=x.device)
-    at_target.scatter_(3, y[batches].unsqueeze(3), scale[:, : len(rows), None, None].expand(-1, -1, size, 1))
-    numbers = np.array([f.steps for f in fits])[None, :] + np.cumsum(counts > 0, axis=0)  # optimizer steps
-    factors = _adam_factors(numbers, x.device) if config.optim == "adam" else None
-    for s in range(steps):
-        for group, count in _groups(counts[s]):
-            if len(group) == n:
-                _step(x, batches[s, :, :count], at_target[s, :, :count], state, reg, shape, factors, s)
-                continue
-            chosen = torch.as_tensor(group).to(x.device, non_blocking=True)
-            pieces = [t.index_select(0, chosen) for t in state]
-            sub = None if factors is None else factors[:, :, chosen]
-            _step(
-                x,
-                batches[s, chosen, :count],
-                at_target[s, chosen, :count],
-                pieces,
-                reg[chosen],
-                shape,
-                sub,
-                s,
-            )
-            for t, piece in zip(state, pieces, strict=True):
-                t.index_copy_(0, chosen, piece)
-    for f, taken in zip(fits, numbers[-1], strict=True):
-        f.steps = int(taken)
+def y_at(y: torch.Tensor, batches: torch.Tensor) -> torch.Tensor:
+    """The labels of `batches`' rows, [..., 1]."""
+    return y[batches].unsqueeze(-1)
 
 
 def _groups(counts: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
@@ -264,27 +342,6 @@ def _adam_factors(numbers: np.ndarray, device: torch.device, lr: float = 1e-3,
     return torch.from_numpy(np.stack([step_size, correction]).astype(np.float32)[..., None]).to(device)
 
 
-def _step(x: torch.Tensor, rows: torch.Tensor, at_target: torch.Tensor, state: list[torch.Tensor],
-          reg: torch.Tensor, shape: _Shape, factors: torch.Tensor | None, s: int) -> None:  # fmt: skip
-    """One optimizer step of every fit in `state` ([layers, *moments]) on its batch `rows` ([fits, rows],
-    or [1, rows] shared by all; `at_target`: nll_loss's gradient, likewise): cross-entropy's gradient plus
-    reg x the layer, then RMSprop, or Adam with this pass's `factors` at step `s`."""
-    layers = state[0]
-    fits, size = layers.shape[0], rows.shape[1]
-    batch = x.index_select(0, rows.reshape(-1)).view(rows.shape[0], size, -1).expand(fits, size, -1)
-    at_target = at_target.expand(fits, size, -1)
-    logits = torch.baddbmm(shape.bias(layers).unsqueeze(1), batch, shape.weight(layers).transpose(1, 2))
-    # log_softmax's backward through its own kernel (grad - exp(output) * sum(grad)), as autograd runs it:
-    # the same expression written out in tensor operations rounds differently
-    grad = torch.ops.aten._log_softmax_backward_data(at_target, torch.log_softmax(logits, 2), 2, logits.dtype)
-    flat = torch.cat([torch.bmm(grad.transpose(1, 2), batch).view(fits, -1), grad.sum(1)], 1)
-    flat.addcmul_(layers, reg)  # weight decay: `grad.add(param, alpha=l2)`, bit for bit
-    if factors is None:
-        _rmsprop(layers, flat, state[1])
-    else:
-        _adam(layers, flat, state[1], state[2], factors[0, s], factors[1, s])
-
-
 def _rmsprop(param: torch.Tensor, grad: torch.Tensor, square_avg: torch.Tensor,
              lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-8) -> None:  # fmt: skip
     """torch.optim.RMSprop's update with its defaults (SentEval's `rmsprop`), weight decay already in
@@ -304,29 +361,3 @@ def _adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_av
     exp_avg.lerp_(grad, 1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     param.addcdiv_(exp_avg * step_size, (exp_avg_sq.sqrt() / correction).add_(eps))
-
-
-def _end_round(x: torch.Tensor, y: torch.Tensor, fits: list[_Fit], layers: torch.Tensor, best: torch.Tensor,
-               index: torch.Tensor, shape: _Shape, config: TorchProbeConfig) -> None:  # fmt: skip
-    """Each active fit's validation accuracy (one read to the host), its best layer kept, and whether it
-    goes on (`TorchLogisticRegression.fit`'s loop). `layers`: the active fits' (rows of `index`)."""
-    rows = _padded([f.validation for f in fits], x.device)
-    sizes = torch.as_tensor([len(f.validation) for f in fits], device=x.device)
-    real = torch.arange(rows.shape[1], device=x.device)[None, :] < sizes[:, None]
-    right = ((_argmax(x, layers, shape, rows, config.batch_size) == y[rows]) & real).sum(1).cpu().numpy()
-    improved = []
-    for i, (f, correct) in enumerate(zip(fits, right, strict=True)):
-        accuracy = float(np.float64(correct) / len(f.validation))  # np.mean(predicted == y)
-        f.passes += config.epoch_size
-        if accuracy > f.best:
-            f.best = accuracy
-            improved.append(i)
-        elif f.misses >= config.tenacity:
-            f.done = True
-        else:
-            f.misses += 1
-        if f.passes > config.max_epoch:
-            f.done = True
-    if improved:
-        kept = torch.as_tensor(improved, device=x.device)
-        best.index_copy_(0, index[kept], layers[kept])

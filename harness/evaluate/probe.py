@@ -21,7 +21,7 @@ trec.py `6`): the largest label of the whole table plus one, the same for every 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -45,6 +45,16 @@ class ProbeFit:
     train: np.ndarray
     reg: float
     validation: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Refit:
+    """A fit decided by earlier fits of the same call: once the fits at positions `after` have stopped,
+    `choose(their accuracies on their validation rows)` gives it (SentEval's refit with the grid's best
+    regularisation). It stands after them in the call's list."""
+
+    after: range
+    choose: Callable[[list[float]], ProbeFit]
 
 
 class Fitted(Protocol):
@@ -92,21 +102,19 @@ class Probe:
             return TORCH_GRID
         return {"inner": INNER_GRID, "kfold": KFOLD_GRID, "split": SPLIT_GRID}[protocol]
 
-    @property
-    def fits_ahead(self) -> bool:
-        """Whether a protocol's refits are fitted in the grid's call, every candidate: on a GPU, where all
-        fits train together and a step of a few more costs no more time, this saves a second call's
-        hundreds of sequential steps; on a CPU a step's time grows with its fits (measured: TREC at k = 5,
-        0.86 s with its refit after the grid, 1.04 s with the 7 candidates in the grid's call)."""
-        return self.torch is not None and self.together and not self.device.startswith("cpu")
-
-    def fit_all(self, table: np.ndarray, labels: np.ndarray, fits: Sequence[ProbeFit]) -> Fitted:
-        """Every fit of one protocol call on rows of `table` (labels `labels`)."""
+    def fit_all(self, table: np.ndarray, labels: np.ndarray, fits: Sequence[ProbeFit | Refit]) -> Fitted:
+        """Every fit of one protocol call on rows of `table` (labels `labels`), in order; a `Refit` once
+        the fits it follows have stopped (fitted together: as soon as they have, beside the others)."""
         if self.torch is not None and self.together:
             from harness.evaluate.batched_probe import fit_together
 
             return fit_together(table, labels, fits, int(labels.max()) + 1, self.torch, self.device)
-        return OneByOne(table, [self.fit_one(table, labels, fit) for fit in fits])
+        done = OneByOne(table, [])
+        for fit in fits:
+            if isinstance(fit, Refit):
+                fit = fit.choose(done.score(fit.after, [fits[i].validation for i in fit.after], labels))
+            done.models.append(self.fit_one(table, labels, fit))
+        return done
 
     def fit_one(self, table: np.ndarray, labels: np.ndarray, fit: ProbeFit) -> Any:
         """One fit alone: scikit-learn's, or SentEval's PyTorch classifier (`TorchLogisticRegression`)."""

@@ -41,7 +41,7 @@ fit and no number.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ import numpy as np
 from harness.choices import TRANSFER_FOLDS
 from harness.data.lineage import cached_reader
 from harness.data.transfer import BINARY_FILES, TRANSFER_TASKS, Labelled, read_transfer
-from harness.evaluate.probe import SEED, Fitted, Probe, ProbeFit
+from harness.evaluate.probe import SEED, Fitted, Probe, ProbeFit, Refit
 from harness.evaluate.registry import ITEMS, ScoreOptions, declare_aggregate, declare_suite, register_task
 from harness.evaluate.tasks.geometry import GEOMETRY
 from harness.evaluate.tasks.sts import STS_TEST
@@ -99,21 +99,19 @@ def _grid_then_refit(
     probe: Probe, table: np.ndarray, y: np.ndarray, parts: list[np.ndarray], grid: list[float], k: int
 ) -> tuple[list[tuple[float, float]], Fitted, list[int]]:
     """For each part (rows of `table`): the k-fold grid on it, its first best regularisation and that
-    score, and the refit on the whole part with it. Returns (per part (reg, score), the fits, which fit is
-    each part's refit). A probe that trains its fits together fits every candidate refit (each part x each
-    value) in the grid's call, then keeps the chosen ones: the same refits, in one round of fits instead of
-    two (the others cost little beside the grid's k x |grid| fits)."""
+    score, and the refit on the whole part with it, all in one call. Returns (per part (reg, score), the
+    fits, which fit is each part's refit)."""
     grid_fits = [fit for rows in parts for fit in _grid_fits(rows, y, grid, k)]
-    ahead = [ProbeFit(rows, reg) for rows in parts for reg in grid] if probe.fits_ahead else []
-    fitted = probe.fit_all(table, y, grid_fits + ahead)
-    scores = fitted.score(range(len(grid_fits)), [f.validation for f in grid_fits], y)
     per_part = len(grid) * k
+
+    def refit(rows: np.ndarray) -> Callable[[list[float]], ProbeFit]:
+        return lambda scores: ProbeFit(rows, _best_reg(scores, grid, k)[0])
+
+    refits = [Refit(range(i * per_part, (i + 1) * per_part), refit(rows)) for i, rows in enumerate(parts)]
+    fitted = probe.fit_all(table, y, grid_fits + refits)
+    scores = fitted.score(range(len(grid_fits)), [f.validation for f in grid_fits], y)
     chosen = [_best_reg(scores[i * per_part : (i + 1) * per_part], grid, k) for i in range(len(parts))]
-    if ahead:
-        refit = [len(grid_fits) + i * len(grid) + grid.index(reg) for i, (reg, _) in enumerate(chosen)]
-        return chosen, fitted, refit
-    refits = [ProbeFit(rows, reg) for rows, (reg, _) in zip(parts, chosen, strict=True)]
-    return chosen, probe.fit_all(table, y, refits), list(range(len(parts)))
+    return chosen, fitted, list(range(len(grid_fits), len(grid_fits) + len(parts)))
 
 
 def _items(
