@@ -33,7 +33,8 @@ from steps import machine_header
 
 from harness.data.paths import resolve_data_dir
 from harness.data.transfer import TRANSFER_TASKS, read_transfer
-from harness.evaluate.probe import Probe, ProbeFit
+from harness.evaluate.probe import Probe
+from harness.evaluate.probe_fits import ProbeFit, Refit
 from harness.evaluate.registry import ITEMS
 from harness.evaluate.tasks.transfer import PRESETS, evaluate_transfer
 from harness.evaluate.torch_probe import CONFIGS
@@ -41,27 +42,42 @@ from harness.home import find_home
 
 
 class Recorded:
-    """A probe that counts its fits and records the regularisation of every fit that predicts items it
-    was not validated on (the refits, or the chosen fit of `split`): the chosen L2s, in order."""
+    """A probe that counts its fits and records every chosen regularisation: each refit's choice (by its
+    position), and the fit that predicts test items of `split`."""
 
     def __init__(self, probe: Probe) -> None:
-        self.probe, self.fits, self.chosen = probe, 0, []
+        self.probe, self.fits, self.picks = probe, 0, {}
 
     def __getattr__(self, name: str) -> Any:  # the probe's settings and grids
         return getattr(self.probe, name)
 
-    def fit_all(self, table: np.ndarray, labels: np.ndarray, fits: list[ProbeFit]) -> Any:
+    @property
+    def chosen(self) -> list[float]:
+        return [self.picks[key] for key in sorted(self.picks)]
+
+    def fit_all(self, table: np.ndarray, labels: np.ndarray, fits: list[ProbeFit | Refit]) -> Any:
         self.fits += len(fits)
-        fitted, chosen = self.probe.fit_all(table, labels, fits), self.chosen
+        picks = self.picks
+
+        def watched(position: int, refit: Refit) -> Refit:
+            def choose(scores: list[float]) -> ProbeFit:
+                fit = refit.choose(scores)
+                picks[position] = fit.reg
+                return fit
+
+            return Refit(refit.after, choose)
+
+        fits = [watched(i, f) if isinstance(f, Refit) else f for i, f in enumerate(fits)]
+        fitted = self.probe.fit_all(table, labels, fits)
 
         class Watched:
             def score(self, which: list[int], rows: list[np.ndarray], labels: np.ndarray) -> list[float]:
                 return fitted.score(which, rows, labels)
 
             def predict(self, which: list[int], rows: list[np.ndarray]) -> list[np.ndarray]:
-                chosen.extend(
-                    fits[w].reg for w, r in zip(which, rows, strict=True) if r is not fits[w].validation
-                )
+                for w, r in zip(which, rows, strict=True):
+                    if isinstance(fits[w], ProbeFit) and r is not fits[w].validation:
+                        picks[w] = fits[w].reg  # split: the fit that scores the test set
                 return fitted.predict(which, rows)
 
         return Watched()

@@ -3,6 +3,7 @@ stage, then its shipped report spec over the runs (tables' rows, the paper's ref
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ def tiny_copy(name: str, folder: Path, tiny_bert: Path) -> Path:
     if base.get("method") != "ensemble":
         tiny = {"model": str(tiny_bert), "max_steps": 2, "precision": "fp32", "max_seq_length": 32,
                 "eval_batch_size": 512, "batch_size": 8}  # fmt: skip
+        if os.environ.get("SAME_METRICS_COMPILE"):  # the guard's compiled side (tests/same_metrics.py)
+            tiny["compile"] = True
         smoke["base"] = {**smoke.get("base", {}), **tiny}
         if base.get("train_data") == "snli_local" or base.get("method") == "scl":
             smoke["base"].update(train_data="snli_local", snli_splits=["dev"], train_limit=60)

@@ -134,6 +134,15 @@ def cli() -> None:
     help="local workers sharing each GPU (small models leave a GPU idle with one trial); without --workers: "
     "this many on each visible GPU",
 )
+@click.option(
+    "--gpu-sharing",
+    type=click.Choice(["auto", "mps", "time-slicing"]),
+    default="auto",
+    show_default=True,
+    help="how --trials-per-gpu K > 1 share a GPU: auto uses a running CUDA MPS daemon or starts one for the "
+    "run (stopped at its end), else time-slices with a note; mps: an error where it cannot; time-slicing: "
+    "never MPS",
+)
 @storage_option
 @tracking_option
 @click.option("--data-dir", help=DATA_HELP)
@@ -156,6 +165,7 @@ def run_study_cmd(
     profile: str | None,
     workers: int,
     trials_per_gpu: int,
+    gpu_sharing: str,
     storage: str | None,
     tracking_uri: str | None,
     data_dir: str | None,
@@ -217,6 +227,7 @@ def run_study_cmd(
             threads=threads,
             checked=checked,
             per_gpu=trials_per_gpu,
+            gpu_sharing=gpu_sharing,
         )
     command = resolved.command(target=study)
     _study_outcome(resolved, opt, tracking_uri, command, then_report)

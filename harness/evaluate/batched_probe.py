@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from harness.evaluate.probe import ProbeFit, Refit
+from harness.evaluate.probe_fits import ProbeFit, Refit
 from harness.evaluate.torch_probe import SEED, TorchProbeConfig
 
 CPU_CHUNK_BYTES = 8 * 2**20  # the gathered [fits, batch, d] fp32 batch of one chunk, on a CPU

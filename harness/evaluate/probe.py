@@ -21,12 +21,13 @@ trec.py `6`): the largest label of the whole table plus one, the same for every 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
+from harness.evaluate.probe_fits import ProbeFit, Refit
 from harness.evaluate.torch_probe import TorchProbeConfig
 
 SEED = 1111
@@ -34,27 +35,6 @@ INNER_GRID = [2.0**t for t in range(-2, 4)]
 KFOLD_GRID = [2.0**t for t in range(-1, 6)]
 SPLIT_GRID = [2.0**t for t in range(-2, 4)]
 TORCH_GRID = [10.0**t for t in range(-5, -1)]
-
-
-@dataclass(frozen=True)
-class ProbeFit:
-    """One classifier of a protocol call: the rows of the call's feature table it trains on, its
-    regularisation (scikit-learn's C, or the PyTorch classifier's L2 `weight_decay`), and the rows it
-    early-stops on (PyTorch; None: a random 5% of `train`, as SentEval's refits)."""
-
-    train: np.ndarray
-    reg: float
-    validation: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class Refit:
-    """A fit decided by earlier fits of the same call: once the fits at positions `after` have stopped,
-    `choose(their accuracies on their validation rows)` gives it (SentEval's refit with the grid's best
-    regularisation). It stands after them in the call's list."""
-
-    after: range
-    choose: Callable[[list[float]], ProbeFit]
 
 
 class Fitted(Protocol):

@@ -4,15 +4,10 @@ Small models leave a GPU mostly idle with one trial on it (an unsupervised SimCS
 H100 is mostly host launch time); several trials per GPU fill it (Wang et al., "Horizontally Fused
 Training Array", MLSys 2021, up to 15x throughput for fused jobs; separate processes are the plain form).
 K consecutive workers share a GPU: worker i is pinned to visible GPU (i // K) mod G through
-CUDA_VISIBLE_DEVICES. Kernels of processes on one GPU run concurrently under CUDA MPS (Multi-Process
-Service) when its control daemon runs, else the driver time-slices them; the harness starts no daemon
-(that needs the machine's administrator), it detects one and tags each trial with the mode.
+CUDA_VISIBLE_DEVICES. How their kernels share it (CUDA MPS, else time-slicing): harness.fleet.mps.
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 
 def gpu_of_each_worker(workers: int, gpus: list[str], per_gpu: int = 1) -> list[str | None]:
@@ -28,10 +23,3 @@ def gpu_of_each_worker(workers: int, gpus: list[str], per_gpu: int = 1) -> list[
 def default_workers(gpus: list[str], per_gpu: int) -> int:
     """`--trials-per-gpu K` without `--workers`: K on each visible GPU (K on the CPU when there is none)."""
     return per_gpu * max(1, len(gpus))
-
-
-def gpu_sharing() -> str:
-    """'mps' where a CUDA MPS control daemon is running (its pipe directory has a `control` pipe), else
-    'time-slicing' (the driver's default for several processes on one GPU)."""
-    pipes = Path(os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"))
-    return "mps" if (pipes / "control").exists() else "time-slicing"

@@ -18,7 +18,7 @@ Poolers that turn token states into one sentence embedding (`pool`):
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import torch
@@ -29,10 +29,12 @@ from transformers.utils import logging as hf_logging
 
 from harness.choices import POOLINGS
 from harness.errors import HarnessError
+from harness.model.compiled import bucket
 from harness.model.location import MINILM_ALIASES, check_available, check_weights, resolve_model_name  # noqa: F401
 from harness.model.packed import TokenBatch, packed_forward, supports_packing
 from harness.model.st_pipeline import model_pipeline
-from harness.model.tokens import TOKEN_IDS, pad, pad_values
+from harness.model.token_store import TokenStore
+from harness.model.tokens import TOKEN_IDS, pad, pad_values, widened
 
 hf_logging.disable_progress_bar()  # per-trial "Loading weights" bars drown the harness's own bars
 
@@ -125,6 +127,9 @@ class Encoder(nn.Module):
             )
         self.max_length = max_length or default_max_length(Path(path), self.model.config)
         self.packing = supports_packing(self.model)
+        self.store: TokenStore | None = None  # a stage's sentences, tokenized ahead of its loop
+        self.buckets: list[int] | None = None  # training lengths padded to these (harness.model.compiled)
+        self.compiled: Callable[..., torch.Tensor] | None = None  # the training forward, compiled
 
     @property
     def hidden_size(self) -> int:
@@ -134,11 +139,21 @@ class Encoder(nn.Module):
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
+    def remember(self, sentences: Iterable[str]) -> None:
+        """Tokenize `sentences` now (harness.model.token_store): `tokenize` then builds their batches from
+        the stored ids, the same tensors without a tokenizer call."""
+        if self.store is None:
+            self.store = TokenStore(self.tokenizer, self.max_length)
+        self.store.add(sentences)
+
     def tokenize(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
         """Pad to the longest sentence in the batch (dynamic padding), truncated at max_length. Each
         distinct sentence is tokenized once and its row repeated (SimCSE's two views of a batch list every
-        sentence twice): the same tensors as tokenizing the list, half the tokenizer's work there."""
+        sentence twice): the same tensors as tokenizing the list, half the tokenizer's work there.
+        Remembered sentences (`remember`) are not tokenized again."""
         listed = list(sentences)
+        if self.store is not None and self.store.knows(listed):
+            return TokenBatch(self.store.batch(listed, self._pad_to(self.store.longest(listed))), self.device)
         distinct = list(dict.fromkeys(listed))
         batch = self.tokenizer(
             distinct, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
@@ -147,7 +162,15 @@ class Encoder(nn.Module):
             row = {sentence: i for i, sentence in enumerate(distinct)}
             index = torch.tensor([row[sentence] for sentence in listed])
             batch = {k: v.index_select(0, index) for k, v in batch.items()}
+        width = self._pad_to(batch["input_ids"].shape[1])
+        if width > batch["input_ids"].shape[1]:
+            batch = widened(batch, width, pad_values(self.tokenizer), self.tokenizer.padding_side)
         return TokenBatch(batch, self.device)
+
+    def _pad_to(self, longest: int) -> int:
+        """The length a training batch is padded to: its longest sentence, or that's length bucket when
+        the training forward is compiled (static shapes)."""
+        return bucket(longest, self.buckets) if self.buckets and self.training else longest
 
     def token_ids(self, sentences: Sequence[str]) -> dict[str, list[list[int]]]:
         """Tokenize without padding (truncated at max_length): the lists `collate` pads per batch. Made
@@ -172,6 +195,8 @@ class Encoder(nn.Module):
     def forward(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled embeddings [batch, hidden]; BERT encoders run padding-free (`harness.model.packed`)
         unless `packing` is switched off, other architectures through their own forward."""
+        if self.compiled is not None and self.training:
+            return self.compiled(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"))
         need_layers = self.pooling == "first_last_avg"
         if self.packing:
             last, layers, pooled = packed_forward(self.model, inputs, need_layers, self.pooling == "cls")
@@ -179,6 +204,24 @@ class Encoder(nn.Module):
             out = self.model(**inputs, output_hidden_states=need_layers)
             last, layers, pooled = out.last_hidden_state, out.hidden_states, out.get("pooler_output")
         pooled = pool(self.pooling, last, inputs["attention_mask"], pooled, layers if need_layers else None)
+        return F.normalize(pooled, dim=-1) if self.normalize else pooled
+
+    def padded_forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                       token_type_ids: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+        """Pooled embeddings with every position computed (BERT's `padded` form, or the model's own
+        forward): static shapes, the function `harness.model.compiled` compiles."""
+        inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            inputs["token_type_ids"] = token_type_ids
+        need_layers = self.pooling == "first_last_avg"
+        if self.packing:
+            last, layers, pooled = packed_forward(
+                self.model, inputs, need_layers, self.pooling == "cls", True
+            )
+        else:
+            out = self.model(**inputs, output_hidden_states=need_layers)
+            last, layers, pooled = out.last_hidden_state, out.hidden_states, out.get("pooler_output")
+        pooled = pool(self.pooling, last, attention_mask, pooled, layers if need_layers else None)
         return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
     def set_dropout(self, probability: float) -> None:

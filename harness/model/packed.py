@@ -16,6 +16,7 @@ share a batch (in-batch negatives stay SimCSE's random ones).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
@@ -64,14 +65,17 @@ class TokenBatch(dict):
 
 class Packing:
     """Where the real tokens of a [batch, length] mask sit in the flattened batch. A batch without
-    padding packs by a reshape, and needs no attention mask."""
+    padding packs by a reshape, and needs no attention mask. `padded`: every position is computed, the
+    padding's too (a reshape, static shapes for a compiled step), and attention masks the padded keys."""
 
-    def __init__(self, attention_mask: torch.Tensor, index: torch.Tensor | None) -> None:
+    def __init__(
+        self, attention_mask: torch.Tensor, index: torch.Tensor | None, padded: bool = False
+    ) -> None:
         self.batch, self.length = attention_mask.shape
         self.mask = attention_mask.bool()
         self.full = index is None
-        self.index = index
-        self.key_mask = None if self.full else self.mask[:, None, None, :]
+        self.index = None if padded else index
+        self.key_mask = self.mask[:, None, None, :] if padded or not self.full else None
 
     def pack(self, padded: torch.Tensor) -> torch.Tensor:
         """[batch, length, ...] -> [tokens, ...]."""
@@ -133,15 +137,23 @@ def _attention(layer: Any, h: torch.Tensor, packing: Packing) -> torch.Tensor:
 
 
 def packed_forward(
-    model: BertModel, inputs: dict[str, torch.Tensor], all_layers: bool = False, pooler: bool = False
+    model: BertModel,
+    inputs: dict[str, torch.Tensor],
+    all_layers: bool = False,
+    pooler: bool = False,
+    padded: bool = False,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, torch.Tensor | None]:
     """(last_hidden_state [batch, length, hidden] with zeros at padding, every layer's padded states when
-    `all_layers` (embeddings first, as transformers' hidden_states), BERT's pooler output when `pooler`)."""
+    `all_layers` (embeddings first, as transformers' hidden_states), BERT's pooler output when `pooler`).
+    `padded`: every position computed (`Packing`), the padding's states not zeroed (poolers mask them);
+    the form torch.compile gets (harness.model.compiled), without the attention backend choice, which a
+    compiled graph makes itself."""
     mask = inputs["attention_mask"]
-    packing = Packing(mask, inputs.index if isinstance(inputs, TokenBatch) else real_tokens(mask))
+    index = None if padded else inputs.index if isinstance(inputs, TokenBatch) else real_tokens(mask)
+    packing = Packing(mask, index, padded)
     h = _embed(model, inputs, packing)
     layers = [h]
-    with sdpa_kernel(ATTENTION_BACKENDS):
+    with contextlib.nullcontext() if padded else sdpa_kernel(ATTENTION_BACKENDS):
         for layer in model.encoder.layer:
             a = _attention(layer, h, packing)
             inner = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(a))

@@ -69,3 +69,15 @@ def pad(features: TokenIds, values: dict[str, int], side: str = "right") -> dict
             array[filled] = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(lengths.sum()))
         out[key] = torch.from_numpy(array)
     return out
+
+
+def widened(
+    batch: dict[str, torch.Tensor], width: int, values: dict[str, int], side: str = "right"
+) -> dict[str, torch.Tensor]:
+    """Padded [rows, length] tensors padded further, to `width` columns, with the tokenizer's pad values
+    on its padding side."""
+    out = {}
+    for key, tensor in batch.items():
+        extra = torch.full((tensor.shape[0], width - tensor.shape[1]), values.get(key, 0), dtype=tensor.dtype)
+        out[key] = torch.cat([extra, tensor] if side == "left" else [tensor, extra], 1)
+    return out

@@ -127,8 +127,9 @@ class Objective:
         return None
 
     @classmethod
-    def untimed(cls, run: ResolvedRun) -> list[str]:
-        """Work of the final evaluation beyond encoding, which `harness plan` counts but does not time."""
+    def transfer_tasks(cls, run: ResolvedRun) -> list[str]:
+        """The final evaluation's classifier-probed tasks, whose fits `harness plan` times beside the
+        encoding (harness.planning.transfer_cost)."""
         return []
 
     @classmethod

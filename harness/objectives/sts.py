@@ -74,13 +74,9 @@ class STSObjective(Objective):
         return task_texts(data_dir, final_tasks(s.eval_suite, s.final_tasks), s.text_variant)
 
     @classmethod
-    def untimed(cls, run: Any) -> list[str]:
+    def transfer_tasks(cls, run: Any) -> list[str]:
         s = run.settings
-        tasks = final_tasks(s.eval_suite, s.final_tasks)
-        transfer = [t for t in tasks if get_task(t).kind == "classification"]
-        return (
-            [f"{len(transfer)} transfer task(s) ({', '.join(transfer)}): classifier fits"] if transfer else []
-        )
+        return [t for t in final_tasks(s.eval_suite, s.final_tasks) if get_task(t).kind == "classification"]
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:

@@ -17,8 +17,9 @@ dev's). On a CPU a step is timed on at most `CPU_ROWS` examples of the batch and
 (CPU time grows with the tokens); on a GPU the whole batch is timed. A trial whose weights are not here runs
 on a randomly initialised model of the same config (known: bert-base-uncased, all-MiniLM-L6-v2,
 google/bert_uncased_L-8_H-512_A-8; `harness.model.standin`); full SNLI from the hub is counted at its
-published size, its shapes timed on the local SNLI dev/test pairs. Not timed: the transfer tasks' classifier
-fits (counted and named in the notes), tokenization, MLflow logging, process start-up. Calibrations are shared
+published size, its shapes timed on the local SNLI dev/test pairs. The transfer tasks' classifier fits are
+timed too, on random embeddings of the trial's width (harness.planning.transfer_cost). Not timed:
+tokenization, MLflow logging, process start-up. Calibrations are shared
 between trials whose shapes agree: the stage, model, lengths and every integer, text or list field (a
 temperature or a weight changes no shape, a batch size or a head does).
 
@@ -38,6 +39,7 @@ import torch
 
 from harness.device import DTYPES, resolve_precision
 from harness.errors import HarnessError
+from harness.planning.transfer_cost import fit_seconds
 from harness.spec.run_spec import ResolvedRun
 
 ENCODE_SAMPLE = 512
@@ -62,6 +64,7 @@ class TrialCost:
     final_texts: int = 0
     dev_seconds: float = 0.0  # one dev evaluation's encoding
     final_seconds: float = 0.0  # the final evaluation's encoding
+    fit_seconds: float = 0.0  # its transfer tasks' classifier fits (harness.planning.transfer_cost)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -78,7 +81,7 @@ class TrialCost:
 
     @property
     def eval_seconds(self) -> float:
-        return self.evaluations * self.dev_seconds + self.final_seconds
+        return self.evaluations * self.dev_seconds + self.final_seconds + self.fit_seconds
 
     @property
     def seconds(self) -> float:
@@ -128,6 +131,8 @@ def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: tor
     batches = stage.make_batches(random.Random(run.settings.seed))
     if not batches:
         raise HarnessError(f"stage {stage.name}: the training set is empty; check its data fields")
+    if stage.remember is not None:  # tokenized ahead, as the loop does (not timed: once a stage)
+        stage.remember(batches[: steps + 1])
     seconds, factors = [], []
     for number in range(steps + 1):
         batch, factor = batches[number % len(batches)], 1.0
@@ -157,6 +162,7 @@ class Calibrator:
         self.step_seconds: dict[Any, float] = {}  # a stage's seconds per step
         self.per_token: dict[Any, float] = {}  # an evaluation set's encoding seconds per token
         self.token_counts: dict[Any, int] = {}  # an evaluation set's tokens
+        self.fits: dict[Any, float] = {}  # transfer tasks' classifier fits (seconds)
 
     @staticmethod
     def once(table: dict[Any, Any], key: Any, measure: Callable[[], Any]) -> Any:
@@ -206,7 +212,13 @@ def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> Tria
     cost.notes += [n for n in (note, model_note) if n]
     cost.stages = stage_costs(run, built, factor, calibrator)
     evaluation_costs(cost, built, data_dir, calibrator)
-    cost.notes += [f"{work}: not timed" for work in built.run.objective.untimed(built.run)]
+    transfer = built.run.objective.transfer_tasks(built.run)
+    if transfer and built.encoder is not None:
+        s = built.run.settings
+        key = (tuple(transfer), built.encoder.hidden_size, s.transfer_classifier, s.transfer_preset)
+        cost.fit_seconds = calibrator.once(calibrator.fits, key, lambda: fit_seconds(
+            transfer, built.encoder.hidden_size, s.transfer_classifier, s.transfer_preset, calibrator.device,
+            data_dir, s.text_variant))  # fmt: skip
     return cost
 
 

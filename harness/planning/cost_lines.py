@@ -43,8 +43,10 @@ def trial_line(number: int, values: dict, cost: TrialCost, shared: set[str]) -> 
     steps = f"steps {cost.steps}" + (f" ({stages})" if len(cost.stages) > 1 else "")
     texts = f"{cost.evaluations} dev eval(s) x {cost.dev_texts:,} texts, final {cost.final_texts:,} texts"
     per_step = f"{cost.stages[0].step_seconds:.3f} s/step" if len(cost.stages) == 1 else ""
+    fits = f" incl. classifier fits {duration(cost.fit_seconds)}" if cost.fit_seconds else ""
     timing = (
-        f"train {duration(cost.train_seconds)} {per_step}".rstrip() + f", eval {duration(cost.eval_seconds)}"
+        f"train {duration(cost.train_seconds)} {per_step}".rstrip()
+        + f", eval {duration(cost.eval_seconds)}{fits}"
     )
     own = [note for note in cost.notes if note not in shared]
     notes = f"  [{'; '.join(own)}]" if own else ""
@@ -99,5 +101,5 @@ def plan_lines(studies: list[ResolvedStudy], data_dir: Path, calibrator: Calibra
         yield from lines
     if len(studies) > 1:
         yield f"book total ({len(studies)} studies): ~{duration(total)}{gpu_hours(total, calibrator)}"
-    yield (f"calibration took {duration(time.perf_counter() - start)}; not timed: transfer classifier fits, "
-           "tokenization, MLflow logging, process start-up")  # fmt: skip
+    yield (f"calibration took {duration(time.perf_counter() - start)}; not timed: tokenization, MLflow "
+           "logging, process start-up")  # fmt: skip

@@ -106,9 +106,11 @@ def run_study(
     threads: int | None = None,
     checked: Checked | None = None,
     per_gpu: int = 1,
+    gpu_sharing: str = "auto",
 ) -> optuna.Study:
     """Run (or resume) a study to the end; Ctrl-C stops it cleanly and marks what ran as interrupted.
-    With `workers` >= 2, `per_gpu` of them share each GPU (harness.fleet.placement).
+    With `workers` >= 2, `per_gpu` of them share each GPU (harness.fleet.placement), as `gpu_sharing`
+    says (harness.fleet.mps).
 
     Before anything is written: the inputs are loaded and the tracking store and the Optuna storage
     reached (harness.study.preflight; `checked` when the caller did that already), and this process takes the
@@ -124,7 +126,14 @@ def run_study(
             say(retired_line(study.name, study.profile, retired))
     opt = open_study(study, storage, create=True)
     settings = WorkerSettings(
-        storage_spec, checked.tracking_uri, checked.data_dir, heartbeat, threads, progress, per_gpu
+        storage_spec,
+        checked.tracking_uri,
+        checked.data_dir,
+        heartbeat,
+        threads,
+        progress,
+        per_gpu,
+        gpu_sharing,
     )
     with CoordinatorLease(opt, f"run-study {study.name} --profile {study.profile}"):
         return _coordinate(study, opt, storage, settings, workers, retry_failed)

@@ -27,6 +27,7 @@ from harness.evaluate.suite import SentenceEncoder
 from harness.fleet.recovery import TAKEN_OVER, TrialTakenOver
 from harness.fleet.signals import pause_at, stop_reason
 from harness.methods.base import DataSources
+from harness.model.compiled import compile_choice
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder
 from harness.spec.run_spec import ResolvedRun
@@ -170,6 +171,7 @@ def _train_and_evaluate(
     )
     if encoder is not None:
         run.set_tag("embedding", encoder.embedding)  # e.g. the model's sentence-transformers modules
+        run.set_tag("compile", compile_choice(encoder, config.compile, device))
     trained_on: set[Path] = set()  # the data files read (harness.data.lineage), by what they served
     evaluated_on: set[Path] = set()
     with reading() as files:

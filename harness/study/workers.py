@@ -29,7 +29,8 @@ from tqdm.auto import tqdm
 
 from harness.errors import HarnessError
 from harness.fleet import forked
-from harness.fleet.placement import gpu_of_each_worker, gpu_sharing
+from harness.fleet.mps import Sharing, gpu_sharing
+from harness.fleet.placement import gpu_of_each_worker
 from harness.fleet.recovery import others_running, requeue_dead_worker, wait_for_others
 from harness.fleet.signals import stop_signal
 from harness.spec.study_spec import ResolvedStudy
@@ -57,6 +58,7 @@ class WorkerSettings:
     threads: int
     progress: bool
     per_gpu: int = 1  # workers sharing each GPU (--trials-per-gpu)
+    sharing: str = "auto"  # how they share it (--gpu-sharing; harness.fleet.mps)
 
     def command(self, study: ResolvedStudy, position: int) -> list[str]:
         """The worker's command line; its storage goes in its environment (`environment`): a URL with a
@@ -79,15 +81,29 @@ class WorkerSettings:
 def run_local_workers(
     study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, settings: WorkerSettings, workers: int
 ) -> None:
-    """Start `workers` worker processes and supervise them until the study has no trial left."""
-    placed = gpu_of_each_worker(workers, visible_gpus(), settings.per_gpu)
+    """Start `workers` worker processes and supervise them until the study has no trial left; K > 1 per
+    GPU under CUDA MPS where it can be had (harness.fleet.mps), stopped again when they are done."""
+    gpus = visible_gpus()
+    placed = gpu_of_each_worker(workers, gpus, settings.per_gpu)
+    sharing = gpu_sharing(settings.sharing, gpus, settings.per_gpu)
+    if sharing.note:
+        tqdm.write(sharing.note)
+    try:
+        _supervise(study, opt, tracker, settings, workers, placed, sharing)
+    finally:
+        sharing.stop()
+
+
+def _supervise(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, settings: WorkerSettings,
+               workers: int, placed: list[str | None], sharing: Sharing) -> None:  # fmt: skip
     host = socket.gethostname()
 
     def start(index: int) -> subprocess.Popen[bytes] | forked.ForkedCommand:
         env = settings.environment()
         if placed[index] is not None:
-            env["CUDA_VISIBLE_DEVICES"] = placed[index]
-            env["HARNESS_GPU_SHARING"] = gpu_sharing() if settings.per_gpu > 1 else "exclusive"
+            env.update(
+                sharing.environment, CUDA_VISIBLE_DEVICES=placed[index], HARNESS_GPU_SHARING=sharing.mode
+            )
         command = settings.command(study, index + 1)
         if forked.available():  # a fork of the preloaded server: no ~8 s of imports per worker
             return forked.start(command[3:], env)

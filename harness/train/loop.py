@@ -10,6 +10,7 @@ then the contrastive loss, on the same batch). Losses are summed on the device a
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import time
@@ -57,6 +58,7 @@ class Stage:
     combine: Literal["sum", "pcgrad"] = "sum"
     scored: bool = True  # dev-evaluated (every eval_every steps and at its end); the last stage always is
     first_epoch: int = 0  # shuffles as epochs first_epoch, first_epoch + 1, ... (a repeated stage goes on)
+    remember: Callable[[list[Any]], None] | None = None  # given the stage's batches before its first step
 
 
 class LoopSettings(Protocol):
@@ -210,6 +212,10 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
     dev_score, on_metrics, on_dev, progress = loop.dev_score, loop.on_metrics, loop.on_dev, loop.progress
     stage = stages[index]
     batches, total, per_epoch = stage_batches(stage, config.seed + stage.first_epoch)
+    if stage.remember is not None:  # e.g. every sentence tokenized once, ahead (harness.model.token_store)
+        planned = list(itertools.islice(batches, total))
+        stage.remember(planned)
+        batches = iter(planned)
     params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
     optimizer = adamw(params, stage.lr, config.weight_decay, device)
     updates = total * len(stage.updates)

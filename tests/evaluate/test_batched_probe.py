@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from harness.evaluate.batched_probe import fit_together
-from harness.evaluate.probe import Probe, ProbeFit, Refit
+from harness.evaluate.probe import Probe
+from harness.evaluate.probe_fits import ProbeFit, Refit
 from harness.evaluate.torch_probe import CONFIGS, TorchLogisticRegression, TorchProbeConfig
 from tests.evaluate.probe_data import one_thread  # noqa: F401 - autouse
 

@@ -50,7 +50,8 @@ import numpy as np
 from harness.choices import TRANSFER_FOLDS
 from harness.data.lineage import cached_reader
 from harness.data.transfer import BINARY_FILES, TRANSFER_TASKS, Labelled, read_transfer
-from harness.evaluate.probe import SEED, Fitted, Probe, ProbeFit, Refit
+from harness.evaluate.probe import SEED, Fitted, Probe
+from harness.evaluate.probe_fits import ProbeFit, Refit
 from harness.evaluate.registry import ITEMS, ScoreOptions, declare_aggregate, declare_suite, register_task
 from harness.evaluate.tasks.geometry import GEOMETRY
 from harness.evaluate.tasks.sts import STS_TEST

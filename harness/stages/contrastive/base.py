@@ -118,8 +118,13 @@ class ContrastiveStage(StageSpec, TemperatureField):
                 grouped = random_batches(chosen, batch_size, rng)
             return [b for b in grouped if len(b) > 1]
 
+        def remember(planned: list[Any]) -> None:  # every sentence the stage's steps embed, tokenized once
+            from harness.model.token_store import strings
+
+            ctx.encoder.remember(strings(planned))
+
         return Stage(f"contrastive-{self.contrastive}", batches, [lambda b: self.loss(ctx, b)], epochs, lr,
-                     max_steps)  # fmt: skip
+                     max_steps, remember=remember)  # fmt: skip
 
 
 CONTRASTIVE: Registry[type[ContrastiveStage]] = Registry(

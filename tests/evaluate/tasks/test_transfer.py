@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from harness.data.transfer import Labelled
-from harness.evaluate.probe import Probe, ProbeFit
+from harness.evaluate.probe import Probe
+from harness.evaluate.probe_fits import ProbeFit
 from harness.evaluate.tasks.transfer import inner_kfold, kfold_then_test, senteval_order, split
 from tests.evaluate.probe_data import noisy, one_thread, separable  # noqa: F401 - one_thread: autouse
 
