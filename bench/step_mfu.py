@@ -3,8 +3,7 @@ Trainer and sentence-transformers' trainer, same model, same batch of B texts of
 process, one device (issue 25, item 3).
 
     .venv/bin/python bench/step_mfu.py [--model bert-base-uncased] [--batch-size 64] [--length 128]
-        [--steps 20] [--precisions fp32,bf16] [--against hf,st] [--compile default,reduce-overhead]
-        [--json FILE]
+        [--steps 20] [--precisions fp32,bf16] [--against hf,st] [--compile auto,false] [--json FILE]
 
 The step is unsupervised SimCSE's (Gao et al. 2021, sec. 3): each text encoded twice with dropout (2B
 sequences of L tokens), mean pooling, InfoNCE over the in-batch pairs at temperature 0.05, gradient
@@ -19,9 +18,11 @@ up). The harness trains no projection head here (`mlp_projection: false`), as th
 the weights are not here, every side loads the same random model of the known config
 (harness.model.standin: bert-base-uncased, google/bert_uncased_L-8_H-512_A-8, all-MiniLM-L6-v2).
 
-`--compile MODES` adds a row per mode: the harness's loop with the encoder's forward under
-`torch.compile(mode=...)` (`reduce-overhead` replays CUDA graphs; the shapes are static here: every batch
-is B x L with no padding, so one graph serves every step), to see what launch overhead costs.
+`--compile CHOICES` (default `auto,false`): a harness row per value of the run field `compile`
+(harness.model.compiled: `auto` compiles the training forward on a GPU, with CUDA graphs, batches padded to
+length buckets; `false` is the eager, padding-free step). A compiled row is timed after its graphs are
+compiled, and its compile time per batch shape is printed beside it (a trial compiles one per length
+bucket it meets, at most 4 per batch size): at the trial's steps, amortised per step = that x 4 / steps.
 
 MFU = harness.flops.train_step_flops(config, [L] * 2B) per second / the GPU's dense bf16 peak
 (harness.flops.BF16_PEAK_TFLOPS, or --peak-tflops), for fp32 runs too; on a CPU only TFLOPS are printed.
@@ -178,17 +179,18 @@ def sentence_transformers_step(shape: Shape, precision: str) -> tuple[float, str
         return timer.seconds(), str(trainer.args.optim.value)
 
 
-def harness_step(shape: Shape, precision: str, compile_mode: str | None = None) -> tuple[float, Any]:
-    """Seconds per step of the harness's loop (its encoder compiled with `compile_mode`); (seconds, the
-    model's config)."""
+def harness_step(shape: Shape, precision: str, compile_choice: str = "auto") -> tuple[float, Any, float]:
+    """Seconds per step of the harness's loop with the run field `compile` set to `compile_choice`;
+    (seconds, the model's config, seconds compiling one batch shape)."""
     from harness.methods.pipeline import PipelineData
 
     path, texts, length, batch_size, steps = shape
+    choice: bool | str = {"true": True, "false": False}.get(compile_choice, compile_choice)
     config = {"method": "unsup_simcse", "model": path, "pooling": "mean", "max_seq_length": length,
               "batch_size": batch_size, "precision": precision, "temperature": TEMPERATURE,
-              "mlp_projection": False}  # fmt: skip
-    seconds, built = loop_step_seconds(config, steps, PipelineData(None, [texts]), compile_mode)
-    return seconds, built.encoder.model.config
+              "mlp_projection": False, "compile": choice}  # fmt: skip
+    seconds, built = loop_step_seconds(config, steps, PipelineData(None, [texts]))
+    return seconds, built.encoder.model.config, built.compile_seconds
 
 
 def main() -> None:
@@ -201,7 +203,7 @@ def main() -> None:
     parser.add_argument(
         "--against", default="hf,st", help="references: hf (Trainer), st (sentence-transformers)"
     )
-    parser.add_argument("--compile", default="", help="torch.compile modes to time too, e.g. default")
+    parser.add_argument("--compile", default="auto,false", help="the harness's `compile` values to time")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the device's dense bf16 peak")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args()
@@ -225,26 +227,28 @@ def main() -> None:
     warm_up(device)
     rows = []
     for precision in precisions:
-        seconds, config = harness_step(shape, precision)
+        sides, seconds, config = [], None, None
+        for choice in filter(None, args.compile.split(",")):
+            secs, config, compiling = harness_step(shape, precision, choice)
+            seconds = seconds or secs
+            sides.append((f"harness compile={choice}", secs, "adamw_torch_fused", compiling))
         flops = train_step_flops(config, [args.length] * (2 * args.batch_size))
-        sides = [("harness loop", seconds, "adamw_torch_fused")]
-        for mode in filter(None, args.compile.split(",")):
-            sides.append(
-                (f"harness + compile {mode}", harness_step(shape, precision, mode)[0], "adamw_torch_fused")
-            )
         if "hf" in args.against:
-            sides.append(("HF Trainer", *hf_trainer_step(shape, precision)))
+            sides.append(("HF Trainer", *hf_trainer_step(shape, precision), 0.0))
         if "st" in args.against:
-            sides.append(("sentence-transformers", *sentence_transformers_step(shape, precision)))
-        for side, secs, optimizer in sides:
+            sides.append(("sentence-transformers", *sentence_transformers_step(shape, precision), 0.0))
+        for side, secs, optimizer, compiling in sides:
             tflops = flops / secs / 1e12
             mfu = f"{100 * tflops / peak:.1f}%" if peak else "n/a"
             row = {"side": side, "precision": precision_label(precision), "device": name,
                    "batch": args.batch_size, "length": args.length, "seconds_per_step": secs,
-                   "tflops": tflops, "mfu": mfu, "optimizer": optimizer}  # fmt: skip
+                   "tflops": tflops, "mfu": mfu, "optimizer": optimizer,
+                   "compile_seconds_per_shape": compiling}  # fmt: skip
             rows.append(row)
-            print(f"{side:22s} {row['precision']:12s} {secs * 1000:9.1f} ms/step  {tflops:7.2f} TFLOPS  "
-                  f"MFU {mfu:>6s}  {secs / seconds:.2f}x the harness loop's time  ({optimizer})")  # fmt: skip
+            compiled = f", compiling {compiling:.1f} s a shape" if compiling else ""
+            print(f"{side:24s} {row['precision']:12s} {secs * 1000:9.1f} ms/step  {tflops:7.2f} TFLOPS  "
+                  f"MFU {mfu:>6s}  {secs / seconds:.2f}x the first row's time  "
+                  f"({optimizer}{compiled})")  # fmt: skip
     write_figures(args.json, args.model, rows)
 
 

@@ -10,17 +10,14 @@ import torch
 from harness.device import describe, hardware_tags, pick_device, resolve_precision
 
 
-def loop_step_seconds(
-    config: dict[str, Any], steps: int, data: Any = None, compile_mode: str | None = None
-) -> tuple[float, Any]:
+def loop_step_seconds(config: dict[str, Any], steps: int, data: Any = None) -> tuple[float, Any]:
     """Seconds per step of the run's first loop stage through the loop's own `train_step` (forward under
-    the run's autocast, backward, clipping, fused AdamW), whole batches, after one warm-up step; the model
+    the run's autocast, backward, clipping, fused AdamW), whole batches, after one warm-up step (every
+    timed batch once, when the run's `compile` compiles the forward: harness.model.compiled); the model
     and stages built as `harness plan` builds a trial's (harness.planning.cost.build: a random model of a
     known config where the weights are not here). `data`: that stage's training data instead of the run's
-    (e.g. `PipelineData(None, [texts])` for a contrastive stage). `compile_mode`: the encoder's forward (and
-    so its backward) through `torch.compile(mode=...)` ("default", "reduce-overhead": CUDA graphs,
-    "max-autotune", ...), warmed up for 3 steps first (compiling, then CUDA graphs' recording).
-    Returns (seconds, the built trial)."""
+    (e.g. `PipelineData(None, [texts])` for a contrastive stage). Returns (seconds, the built trial); the
+    built trial's `compile_seconds` is what compiling one batch shape cost (0 when not compiled)."""
     from harness.data.paths import resolve_data_dir
     from harness.planning.cost import build, time_stage
     from harness.spec.run_spec import resolve_run
@@ -28,11 +25,10 @@ def loop_step_seconds(
     device = pick_device()
     built, _ = build(resolve_run(config), resolve_data_dir(), device)
     stages = built.stages if data is None else built.model.stages(built.run.settings, data)
-    timed = (built.model, stages[0], built.run, device, built.amp_dtype)
-    if compile_mode:
-        built.encoder.forward = torch.compile(built.encoder.forward, mode=compile_mode, dynamic=False)
-        time_stage(*timed, 2, cut_on_cpu=False)
-    return time_stage(*timed, steps, cut_on_cpu=False), built
+    compiling: dict[str, float] = {}
+    seconds = time_stage(built.model, stages[0], built.run, device, built.amp_dtype, steps, False, compiling)
+    built.compile_seconds = compiling.get("seconds", 0.0)
+    return seconds, built
 
 
 def machine_header() -> str:

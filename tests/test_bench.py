@@ -23,16 +23,44 @@ def test_step_mfu_times_the_harness_and_both_trainers_on_the_same_step(
 ) -> None:
     out = tmp_path / "mfu.json"
     argv = ["step_mfu.py", "--model", str(two_layer_bert), "--batch-size", "4", "--length", "24",
-            "--steps", "2", "--precisions", "fp32", "--against", "hf,st", "--json", str(out)]  # fmt: skip
+            "--steps", "2", "--precisions", "fp32", "--against", "hf,st", "--compile", "auto",
+            "--json", str(out)]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     runpy.run_path(str(BENCH / "step_mfu.py"), run_name="__main__")
     rows = json.loads(out.read_text())["rows"]
-    assert [r["side"] for r in rows] == ["harness loop", "HF Trainer", "sentence-transformers"]
+    assert [r["side"] for r in rows] == ["harness compile=auto", "HF Trainer", "sentence-transformers"]
+    assert rows[0]["compile_seconds_per_shape"] == 0  # auto on a CPU: eager
     # tiny BERT (hidden 32, intermediate 64, 2 layers), 2 views x 4 texts of 24 tokens, 3 x the forward
     flops = 3 * 2 * 8 * 24 * (2 * (4 * 32 * 32 + 2 * 32 * 64) + 4 * 24 * 32)
     for row in rows:
         assert row["seconds_per_step"] > 0 and row["mfu"] == "n/a"  # no GPU peak on a CPU
         assert row["tflops"] == pytest.approx(flops / row["seconds_per_step"] / 1e12)
+
+
+def test_step_overhead_times_the_harness_step_against_a_bare_one(
+    bench_on_path: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "overhead.json"
+    argv = ["step_overhead.py", "--batch-size", "8", "--steps", "3", "--repeats", "2", "--json", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(BENCH / "step_overhead.py"), run_name="__main__")
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["harness_ms"] > 0 and row["bare_ms"] > 0
+    assert row["ratio"] == pytest.approx(row["harness_ms"] / row["bare_ms"])
+
+
+def test_transfer_fits_compares_both_ways_on_a_task(
+    bench_on_path: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "fits.json"
+    argv = ["transfer_fits.py", "--model", "tiny", "--tasks", "SST5,TREC", "--presets", "prototyping",
+            "--embeddings", str(tmp_path / "emb.npy"), "--json", str(out)]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(BENCH / "transfer_fits.py"), run_name="__main__")
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["task"] for r in rows] == ["SST5", "TREC"]
+    for row in rows:  # the same fits both ways: same choices, same predictions
+        assert row["same_l2"] and row["items_differ"] == 0 and row["acc_1by1"] == row["acc_tog"]
 
 
 def test_loop_step_seconds_builds_a_method_as_a_trial_does(bench_on_path: None, tiny_bert: Path) -> None:

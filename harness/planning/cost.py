@@ -53,6 +53,7 @@ class StageCost:
     steps: int
     evaluations: int
     step_seconds: float
+    compile_seconds: float = 0.0  # compiling its graphs (a compiled encoder: one per length bucket)
 
 
 @dataclass
@@ -77,7 +78,7 @@ class TrialCost:
 
     @property
     def train_seconds(self) -> float:
-        return sum(s.steps * s.step_seconds for s in self.stages)
+        return sum(s.steps * s.step_seconds + s.compile_seconds for s in self.stages)
 
     @property
     def eval_seconds(self) -> float:
@@ -117,9 +118,13 @@ def fewer_rows(batch: Any, rows: int) -> tuple[Any, float]:
 
 
 def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: torch.device,
-               amp_dtype: torch.dtype | None, steps: int, cut_on_cpu: bool = True) -> float:  # fmt: skip
+               amp_dtype: torch.dtype | None, steps: int, cut_on_cpu: bool = True,
+               compiling: dict[str, float] | None = None) -> float:  # fmt: skip
     """Seconds per training step of `stage`: `steps` real steps after one warm-up step (see the module
-    docstring for the CPU's cut batches; `cut_on_cpu=False` times whole batches there too, as bench/ does)."""
+    docstring for the CPU's cut batches; `cut_on_cpu=False` times whole batches there too, as bench/ does).
+    A compiled encoder (harness.model.compiled) first runs every timed batch once untimed, so that its
+    graphs are compiled before the timing; `compiling`, when given, gets `seconds`: what compiling one
+    batch shape cost (those warm-up steps beyond a compiled step's time, each taken as one shape)."""
     from transformers import get_constant_schedule
 
     from harness.train.loop import adamw, train_step
@@ -133,19 +138,32 @@ def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: tor
         raise HarnessError(f"stage {stage.name}: the training set is empty; check its data fields")
     if stage.remember is not None:  # tokenized ahead, as the loop does (not timed: once a stage)
         stage.remember(batches[: steps + 1])
-    seconds, factors = [], []
-    for number in range(steps + 1):
-        batch, factor = batches[number % len(batches)], 1.0
-        if device.type == "cpu" and cut_on_cpu:
-            batch, factor = fewer_rows(batch, CPU_ROWS)
+    chosen = [batches[number % len(batches)] for number in range(steps + 1)]
+    if device.type == "cpu" and cut_on_cpu:
+        chosen, factors = map(list, zip(*(fewer_rows(batch, CPU_ROWS) for batch in chosen), strict=True))
+    else:
+        factors = [1.0] * len(chosen)
+
+    def step(batch: Any) -> float:
         _sync(device)
         start = time.perf_counter()
         train_step(stage, batch, params, optimizer, scheduler, scaler, run.settings, device, amp_dtype)
         _sync(device)
-        if number:  # the first step warms up (allocations, kernels)
-            seconds.append(time.perf_counter() - start)
-            factors.append(factor)
-    return sum(s * f for s, f in zip(seconds, factors, strict=True)) / len(seconds)
+        return time.perf_counter() - start
+
+    compiled = any(getattr(m, "compiled", None) is not None for m in model.modules())
+    warm = [step(batch) for batch in (chosen if compiled else chosen[:1])]  # allocations, kernels, graphs
+    seconds = [step(batch) for batch in chosen[1:]]
+    per_step = sum(s * f for s, f in zip(seconds, factors[1:], strict=True)) / len(seconds)
+    if compiling is not None and compiled:  # each warm-up batch taken to compile one shape: a lower bound
+        compiling["seconds"] = max(0.0, sum(warm) - per_step * len(warm)) / len(warm)
+    return per_step
+
+
+def timed_stage(*args: Any) -> tuple[float, float]:
+    """`time_stage`'s seconds a step and what compiling one batch shape cost (0: not compiled)."""
+    compiling: dict[str, float] = {}
+    return time_stage(*args, True, compiling), compiling.get("seconds", 0.0)
 
 
 def _sync(device: torch.device) -> None:
@@ -225,6 +243,7 @@ def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> Tria
 def build(run: ResolvedRun, data_dir: Path, device: torch.device) -> tuple[Built, str | None]:
     """The trial's model (a stand-in where its weights are not here) and loop stages over its data."""
     from harness.methods.base import DataSources
+    from harness.model.compiled import compile_choice
     from harness.model.encoder import Encoder
     from harness.model.standin import local_model
 
@@ -235,8 +254,10 @@ def build(run: ResolvedRun, data_dir: Path, device: torch.device) -> tuple[Built
     torch.manual_seed(s.seed)
     encoder = Encoder(model_dir, s.pooling, s.max_seq_length) if local.method.needs_encoder else None
     model = local.build(encoder).to(device).train()
+    if encoder is not None:  # the trial's compile choice on this device (harness.model.compiled)
+        compile_choice(encoder, s.compile, device)
     amp_dtype = DTYPES[resolve_precision(device, s.precision)]
-    shapes = (s.model, s.pooling, s.max_seq_length, str(amp_dtype), local.method.name)
+    shapes = (s.model, s.pooling, s.max_seq_length, str(amp_dtype), local.method.name, str(s.compile))
     return Built(local, encoder, model, model.stages(s, data), amp_dtype, shapes), note
 
 
@@ -253,10 +274,11 @@ def stage_costs(run: ResolvedRun, built: Built, factor: float, calibrator: Calib
         total = min(total, stage.max_steps) if stage.max_steps else total
         shape = shape_key(spec.model_dump(mode="json")) if spec else (stage.name, index)
         key = (built.shapes, params, shape, s.batch_size)
-        seconds = calibrator.once(calibrator.step_seconds, key, lambda st=stage: time_stage(
+        seconds, compiling = calibrator.once(calibrator.step_seconds, key, lambda st=stage: timed_stage(
             built.model, st, built.run, calibrator.device, built.amp_dtype, calibrator.steps))  # fmt: skip
         evals = evaluations(total, per_epoch, s.eval_every, stage.scored, index == len(built.stages) - 1)
-        costs.append(StageCost(stage.name, total, evals, seconds))
+        shapes = len(built.encoder.buckets) if built.encoder is not None and built.encoder.buckets else 0
+        costs.append(StageCost(stage.name, total, evals, seconds, compiling * shapes))
     return costs
 
 
