@@ -1,7 +1,7 @@
 """Trials per GPU-hour with K trials sharing each GPU (`run-study --trials-per-gpu K`, issue 25 item 2).
 
     .venv/bin/python bench/packing.py [--model all-MiniLM-L6-v2] [--ks 1,2,4,8] [--trials 8]
-        [--steps 200] [--batch-size 64] [--length 32] [--json FILE]
+        [--steps 200] [--batch-size 64] [--length 32] [--gpu-sharing auto,time-slicing] [--json FILE]
 
 The same study for every K: `--trials` unsupervised SimCSE trials (a grid over the learning rate, so no
 two are alike), each `--steps` steps on the local wiki sentences, then the STS-B test set for its score
@@ -58,13 +58,16 @@ def study_file(folder: Path, model: str, trials: int, steps: int, batch_size: in
     return path
 
 
-def run_with(k: int, gpus: int, study: Path, home: Path) -> tuple[float, list[float]]:
-    """(wall seconds, the trials' objective values in trial order) of one `run-study --trials-per-gpu K
-    --workers K x GPUs` (named, so that K = 1 uses every GPU too: one worker runs in the command's own
-    process, more are forked from the fork server, whose imports are then in the time)."""
+def run_with(
+    k: int, gpus: int, study: Path, home: Path, sharing: str = "auto"
+) -> tuple[float, list[float], str]:
+    """(wall seconds, the trials' objective values in trial order, how the GPU was shared) of one
+    `run-study --trials-per-gpu K --workers K x GPUs --gpu-sharing S` (named, so that K = 1 uses every GPU
+    too: one worker runs in the command's own process, more are forked from the fork server, whose
+    imports are then in the time)."""
     env = {**os.environ, "HARNESS_HOME": str(home), "MLFLOW_TRACKING_URI": f"sqlite:///{home}/mlflow.db"}
     command = [sys.executable, "-m", "harness", "run-study", str(study), "--trials-per-gpu", str(k),
-               "--workers", str(k * max(1, gpus)), "--no-progress"]  # fmt: skip
+               "--workers", str(k * max(1, gpus)), "--gpu-sharing", sharing, "--no-progress"]  # fmt: skip
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -75,7 +78,11 @@ def run_with(k: int, gpus: int, study: Path, home: Path) -> tuple[float, list[fl
 
     storage = optuna.storages.JournalStorage(JournalFileBackend(str(home / "optuna.journal")))
     trials = optuna.load_study(study_name="packing_bench.bench", storage=storage).trials
-    return wall, [t.value for t in sorted(trials, key=lambda t: t.number)]
+    said = done.stdout + done.stderr
+    mode = (
+        "mps" if "CUDA MPS (" in said or "MPS daemon runs" in said else "time-slicing" if k > 1 else "alone"
+    )
+    return wall, [t.value for t in sorted(trials, key=lambda t: t.number)], mode
 
 
 def visible_gpus() -> int:
@@ -92,6 +99,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--length", type=int, default=32)
+    parser.add_argument(
+        "--gpu-sharing", default="auto", help="run-study's --gpu-sharing values to compare for K > 1"
+    )
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args()
     path, note = local_model(args.model, resolve_data_dir())
@@ -102,16 +112,19 @@ def main() -> None:
     rows, first = [], None
     with tempfile.TemporaryDirectory() as scratch:
         study = study_file(Path(scratch), path, args.trials, args.steps, args.batch_size, args.length)
-        for k in [int(k) for k in args.ks.split(",")]:
-            wall, scores = run_with(k, gpus, study, Path(scratch) / f"home-k{k}")
+        runs = [(k, sharing) for k in map(int, args.ks.split(",")) for sharing in
+                (args.gpu_sharing.split(",") if k > 1 else ["auto"])]  # fmt: skip
+        for k, sharing in runs:
+            wall, scores, mode = run_with(k, gpus, study, Path(scratch) / f"home-k{k}-{sharing}", sharing)
             per_hour = args.trials / wall * 3600
             first = first or per_hour
             per_gpu_hour = per_hour / gpus if gpus else None
-            rows.append({"k": k, "wall_s": wall, "trials_per_hour": per_hour, "per_gpu_hour": per_gpu_hour,
-                         "speedup_vs_first_k": per_hour / first, "scores": scores})  # fmt: skip
+            rows.append({"k": k, "sharing": mode, "wall_s": wall, "trials_per_hour": per_hour,
+                         "per_gpu_hour": per_gpu_hour, "speedup_vs_first_k": per_hour / first,
+                         "scores": scores})  # fmt: skip
             gpu_hour = f"{per_gpu_hour:7.1f}/GPU-hour" if per_gpu_hour else "no GPU"
             listed = ", ".join(f"{s:.2f}" for s in scores)
-            print(f"K={k}: {wall:7.1f} s  {per_hour:7.1f} trials/hour  {gpu_hour}  "
+            print(f"K={k} ({mode}): {wall:7.1f} s  {per_hour:7.1f} trials/hour  {gpu_hour}  "
                   f"{per_hour / first:.2f}x the first K  scores {listed}")  # fmt: skip
     write_figures(args.json, args.model, rows)
 

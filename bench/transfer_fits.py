@@ -4,7 +4,7 @@ by side in one process, same embeddings, for each preset (prototyping: k = 5; de
 
     .venv/bin/python bench/transfer_fits.py [--model all-MiniLM-L6-v2|tiny|DIR] [--tasks MR,CR,...]
         [--presets prototyping,default] [--classifier pytorch|pytorch_adam] [--embeddings FILE.npy]
-        [--json FILE]
+        [--one-by-one TASKS] [--device cpu|cuda] [--json FILE]
 
 Per task and preset it prints the seconds of each way, the speed-up, both ways' scores (acc, devacc, MRPC's
 f1), whether every chosen L2 (each outer fold's for MR, CR, SUBJ, MPQA; the one of TREC, MRPC, SST2, SST5)
@@ -14,6 +14,10 @@ model) with the data folder's bert-base-uncased tokenizer. The sentences of ever
 (fp32, the model's own pooling) and kept in `--embeddings` (default .harness/cache/transfer-<model>.npy),
 checked against the sentence list's digest, so a second run skips the encoding (4 minutes for MiniLM on
 2 CPU cores). Torch runs on its default threads here (set OMP_NUM_THREADS / --threads to change).
+`--device` (default: the GPU where there is one, as a trial fits them where its encoder runs) is where both
+ways fit; `--one-by-one TASKS` fits only those tasks one by one too (on a GPU SentEval's one-by-one fits
+of MR alone take minutes), the others only together. A model whose weights are not here is a random model
+of its config (harness.model.standin: bert-base-uncased gives a 768-d embedding set).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from steps import machine_header
 
 from harness.data.paths import resolve_data_dir
 from harness.data.transfer import TRANSFER_TASKS, read_transfer
+from harness.device import pick_device
 from harness.evaluate.probe import Probe
 from harness.evaluate.probe_fits import ProbeFit, Refit
 from harness.evaluate.registry import ITEMS
@@ -101,14 +106,17 @@ def embeddings(model: str, sentences: list[str], path: Path, data_dir: Path) -> 
     stamp = path.with_suffix(".sha256")
     if path.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return dict(zip(sentences, np.load(path), strict=True))
+    from harness.device import DTYPES, pick_device, resolve_precision
     from harness.evaluate.encode import EmbeddingCache
     from harness.evaluate.suite import SentenceEncoder
     from harness.model.encoder import Encoder
+    from harness.model.standin import local_model
 
-    encoder = Encoder(
-        tiny_model(data_dir) if model == "tiny" else model, "model" if model != "tiny" else "mean", None
-    )
-    vectors = SentenceEncoder(encoder, 128, None, EmbeddingCache(), True)(sentences)
+    path = tiny_model(data_dir) if model == "tiny" else local_model(model, data_dir)[0]
+    device = pick_device()
+    encoder = Encoder(path, "mean" if model == "tiny" else "model", None).to(device).eval()
+    amp = DTYPES[resolve_precision(device, "auto")]
+    vectors = SentenceEncoder(encoder, 128, amp, EmbeddingCache(), True)(sentences)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, np.stack([vectors[s] for s in sentences]).astype(np.float32))
     stamp.write_text(digest)
@@ -130,6 +138,8 @@ def main() -> None:
     parser.add_argument("--classifier", default="pytorch", choices=["pytorch", "pytorch_adam"])
     parser.add_argument("--embeddings", default=None, help="where the embeddings are kept (.npy)")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--device", default=None, help="where the fits run (default: the GPU if any)")
+    parser.add_argument("--one-by-one", default=None, help="tasks also fitted one by one (default: all)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     data = resolve_data_dir(args.data_dir)
@@ -140,11 +150,13 @@ def main() -> None:
     cache = Path(args.embeddings or find_home()[0] / "cache" / f"transfer-{name}.npy")
     vectors = embeddings(args.model, sentences, cache, data)
     dim = len(next(iter(vectors.values())))
+    device = args.device or str(pick_device())
     print(machine_header())
-    print(f"model {args.model} ({dim}-d embeddings), classifier {args.classifier}, torch threads "
-          f"{torch.get_num_threads()}")  # fmt: skip
-    one_by_one = Probe(CONFIGS[args.classifier], together=False)
-    together = Probe(CONFIGS[args.classifier])
+    print(f"model {args.model} ({dim}-d embeddings), classifier {args.classifier} on {device}, torch "
+          f"threads {torch.get_num_threads()}")  # fmt: skip
+    one_by_one = Probe(CONFIGS[args.classifier], device, together=False)
+    together = Probe(CONFIGS[args.classifier], device)
+    alone = set(tasks if args.one_by_one is None else args.one_by_one.split(","))
     rng = np.random.default_rng(0)
     table, labels = rng.normal(size=(600, dim)).astype(np.float32), rng.integers(0, 2, 600)
     for probe in (one_by_one, together):  # first calls (MKL's, the thread pool's start) are not timed
@@ -154,8 +166,10 @@ def main() -> None:
         k = PRESETS[preset]
         print(f"\n{header}  devacc          f1              same L2  items differ")
         for task in tasks:
-            a, ra, ta = run(task, splits[task], vectors, k, one_by_one)
             b, rb, tb = run(task, splits[task], vectors, k, together)
+            a, ra, ta = (
+                run(task, splits[task], vectors, k, one_by_one) if task in alone else (b, rb, float("nan"))
+            )
             differ = int((a[ITEMS].prediction.to_numpy() != b[ITEMS].prediction.to_numpy()).sum())
             row = {"preset": preset, "k": k, "task": task, "fits": ra.fits, "one_by_one_s": ta,
                    "together_s": tb, "same_l2": ra.chosen == rb.chosen, "items_differ": differ,
@@ -168,9 +182,12 @@ def main() -> None:
                   f"{pairs['acc']:24s} {pairs['devacc']} {pairs.get('f1', ' ' * 15)} "
                   f"{str(row['same_l2']):7s}  {differ} of {len(a[ITEMS])}", flush=True)  # fmt: skip
         mine = [r for r in rows if r["preset"] == preset]
-        total_a, total_b = sum(r["one_by_one_s"] for r in mine), sum(r["together_s"] for r in mine)
+        both = [r for r in mine if r["one_by_one_s"] == r["one_by_one_s"]]  # not NaN: fitted both ways
+        total_a, total_b = sum(r["one_by_one_s"] for r in both), sum(r["together_s"] for r in both)
         print(f"{preset:11s} {k:2d} all   {sum(r['fits'] for r in mine):4d} {total_a:9.1f} {total_b:11.2f} "
-              f"{total_a / total_b:8.1f}x  items differ: {sum(r['items_differ'] for r in mine)}")  # fmt: skip
+              f"{total_a / total_b:8.1f}x  items differ: {sum(r['items_differ'] for r in both)}"
+              + (f"; together, all {len(mine)} tasks: {sum(r['together_s'] for r in mine):.1f} s"
+                 if len(both) < len(mine) else ""))  # fmt: skip
     if args.json:
         figures = {
             "machine": machine_header(),

@@ -131,3 +131,61 @@ def test_the_packed_forward_of_a_token_batch_does_not_sync_with_the_gpu(
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert embeddings.shape == (len(SENTENCES), encoder.hidden_size)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_a_compiled_contrastive_stage_trains_on_cuda_with_cuda_graphs(
+    tiny_bert: Path, data_dir: Path, precision: str
+) -> None:
+    """`compile: auto` on a GPU (harness.model.compiled): the training forward compiled with CUDA graphs
+    (mode reduce-overhead), batches padded to length buckets, dropout on; the stage trains to finite
+    losses and changes the encoder, and evaluation stays eager."""
+    from harness.model.compiled import compile_choice
+
+    run = resolve_run(
+        {"method": "unsup_simcse", "model": str(tiny_bert), "batch_size": 16, "max_seq_length": 32,
+         "max_steps": 8, "log_every": 2, "eval_every": 4, "precision": precision, "lr": 1e-3}
+    )  # fmt: skip
+    torch.manual_seed(0)
+    encoder = Encoder(str(tiny_bert), "mean", 32)
+    method = run.build(encoder)
+    assert compile_choice(encoder, "auto", CUDA) == "on (auto: cuda), reduce-overhead"
+    before = {k: v.detach().clone() for k, v in method.state_dict().items()}
+    logged: list[dict[str, float]] = []
+    sentences = PipelineData(None, [list(wiki_sentences(data_dir))[:256]])
+    outcome = train(
+        method, method.stages(run.settings, sentences), run.settings, CUDA,
+        DTYPES[precision], dev_score=lambda: 0.0, on_metrics=lambda step, m: logged.append(m),
+        on_dev=lambda step, score: None, progress=False,
+    )  # fmt: skip
+    assert outcome.steps == 8 and all(np.isfinite(m["train.loss"]) for m in logged)
+    changed = [k for k, v in method.state_dict().items() if not torch.equal(v.cpu(), before[k].cpu())]
+    assert any("encoder" in k and "layer.0" in k for k in changed)
+    encoder.train()
+    assert encoder.tokenize(SENTENCES)["input_ids"].shape[1] in encoder.buckets
+    encoder.eval()
+    embeddings = encode(encoder, SENTENCES, batch_size=2)  # eager, padding-free
+    assert all(np.isfinite(v).all() for v in embeddings.values())
+
+
+def test_the_batched_probe_on_cuda_chooses_as_on_the_cpu() -> None:
+    """SentEval's PyTorch classifier, every fit of a call together, on the GPU (where a trial fits it) and
+    on the CPU: cuBLAS and MKL sum in other orders, so not the same bits, but the same best L2 and
+    accuracies within a few items."""
+    from harness.evaluate.batched_probe import fit_together
+    from harness.evaluate.probe_fits import ProbeFit
+    from harness.evaluate.torch_probe import CONFIGS
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 900)
+    x = (rng.normal(size=(900, 64)) + 0.5 * rng.normal(size=(3, 64))[y]).astype(np.float32)
+    fits = [ProbeFit(np.arange(600), reg, np.arange(600, 750)) for reg in (1e-5, 1e-4, 1e-3, 1e-2)]
+    fits += [ProbeFit(np.arange(i, 600, 2), 1e-4, np.arange(600, 750)) for i in range(2)]
+    on = {device: fit_together(x, y, fits, 3, CONFIGS["pytorch"], device) for device in ("cpu", "cuda")}
+    cpu, gpu = on["cpu"].validation_accuracy, on["cuda"].validation_accuracy
+    assert int(np.argmax(cpu[:4])) == int(np.argmax(gpu[:4]))
+    assert max(abs(a - b) for a, b in zip(cpu, gpu, strict=True)) <= 3 / 150
+    test = [np.arange(750, 900)] * len(fits)
+    ours, theirs = (on[device].predict(range(len(fits)), test) for device in ("cpu", "cuda"))
+    agree = [np.mean(a == b) for a, b in zip(ours, theirs, strict=True)]
+    assert min(agree) >= 0.95
