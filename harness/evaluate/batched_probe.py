@@ -3,35 +3,37 @@
 A protocol call fits many small classifiers that differ only in their rows, their L2 and their
 shuffles: MR at k = 10 fits 10 outer folds x 10 inner folds x 4 L2 values = 400 of them, each hundreds of
 optimizer steps on a 128 x d batch, one after another (harness.evaluate.torch_probe). Here they are one
-batched linear model, weights W [fits, classes, d] and bias b [fits, classes], and one training step of all
-of them is a handful of operations:
+batched linear model, each fit's layer one row [W_f (classes x d) | b_f], and one training step of all of
+them is a handful of operations:
 
-    x_f = X[rows of fit f's batch]                          (one gather for every fit: [fits, 128, d])
+    x_f = X[rows of fit f's batch]                          (one gather for every fit: [fits, n, d])
     z_f = x_f W_f^T + b_f                                   (baddbmm: F.linear's addmm, per fit)
-    g_f = (softmax(z_f) - onehot(y_f)) / n_f                (mean cross-entropy's gradient, padded rows 0)
+    g_f = (softmax(z_f) - onehot(y_f)) / n                  (mean cross-entropy's gradient)
     dW_f = g_f^T x_f + l2_f W_f,  db_f = sum_i g_f,i + l2_f b_f
     RMSprop (or Adam) on every element: the optimizer's own update with weight_decay = l2_f
 
 Each fit is trained exactly as `TorchLogisticRegression` trains it alone (SentEval@5d6dc11
-senteval/tools/classifier.py:24-120, 163-204), so the batch changes no result:
+senteval/tools/classifier.py:24-120, 163-204):
 - its own `RandomState(1111)`: the 5% hold-out first (refits without validation data), then one
   permutation per pass; batches of `batch_size` rows in that order, the last one shorter;
 - the same first layer (`torch.manual_seed(1111)`, `nn.Linear(d, classes)`), for every fit;
-- the gradient as autograd computes it for `cross_entropy` (log_softmax's backward: exp(log_softmax) / n,
-  less 1 / n at the target), the weight decay as `grad.add(param, alpha=l2)` (addcmul with the fit's l2
-  gives the same bits), the optimizer's update with PyTorch's own scalars;
+- the gradient as autograd computes it for `cross_entropy` (nll_loss's -1/n at the target through
+  log_softmax's own backward kernel), the weight decay as `grad.add(param, alpha=l2)` (addcmul with the
+  fit's l2 gives the same bits), the optimizer's update with PyTorch's own scalars;
 - a fit whose pass has fewer batches (a smaller fold) sits out the steps it lacks: its weights and
   optimizer state are untouched there; Adam's bias correction counts each fit's own steps;
 - after each round of `epoch_size` passes its validation accuracy (argmax over chunks of `batch_size`
   rows); the first best round's weights kept; stopped after `tenacity` + 1 rounds without a better one
-  (the count never resets) or once past `max_epoch` passes; stopped fits leave the batch.
+  (the count never resets) or once past `max_epoch` passes.
 
-The only difference is floating point: a batched product may sum in another order than the one-fit
-product, which can move a weight by an ulp and, rarely, a prediction that sits on the decision boundary
-(bench/transfer_fits.py counts the items whose class differs; tests/evaluate/test_batched_probe.py checks
-the chosen L2 and the accuracies). On a CPU the fits go through in chunks whose gathered batch stays within
-`CPU_CHUNK_BYTES` (cache-sized: faster than one large batch); on a GPU all of them at once. Nothing is read
-back to the host inside a round: one read of the round's validation counts decides who goes on.
+On a CPU the batched products are MKL's per-fit kernels, and no batch is ever padded (a product summing
+over padding rows would sum in another order), so every fit ends on the bits of its one-by-one twin
+(tests/evaluate/test_batched_probe.py; bench/transfer_fits.py: 0 items of the 8 tasks change class). On a
+GPU, cuBLAS sums in its own orders: the same choices within rounding (tests/test_cuda.py). A CPU trains at
+most `CPU_CHUNK_BYTES` worth of fits at once (cache-sized batches: faster than one large one) and a GPU all
+of them; a fit that stops makes room for the next, and a `Refit` joins once the fits it follows have
+stopped. Nothing is read back to the host inside a round: one read of the round's validation counts
+decides who goes on.
 """
 
 from __future__ import annotations
@@ -248,15 +250,21 @@ class _Training:
         at_target.scatter_(
             3, y_at(self.y, batches), scale[:, : len(rows), None, None].expand(-1, -1, size, 1)
         )
-        numbers = np.array([f.steps for f in fits])[None, :] + np.cumsum(
-            counts > 0, axis=0
-        )  # optimizer steps
+        numbers = np.array([f.steps for f in fits])[None, :] + np.cumsum(counts > 0, axis=0)  # optimizer's
         factors = _adam_factors(numbers, device) if self.config.optim == "adam" else None
+        # views made once a pass, not once a step: at a few fits a step, the calls themselves are its cost
+        one_group = counts.min(1) == counts.max(1)
+        views = self.shape.weight(state[0]).transpose(1, 2), self.shape.bias(state[0]).unsqueeze(1)
+        step_rows, step_targets = batches.unbind(0), at_target.unbind(0)
         for s in range(steps):
+            if one_group[s]:
+                count = int(counts[s, 0])
+                rows_s, targets_s = step_rows[s], step_targets[s]
+                if count < size:
+                    rows_s, targets_s = rows_s[:, :count], targets_s[:, :count]
+                self.step(rows_s, targets_s, state, reg, factors, s, views)
+                continue
             for group, count in _groups(counts[s]):
-                if len(group) == n:
-                    self.step(batches[s, :, :count], at_target[s, :, :count], state, reg, factors, s)
-                    continue
                 chosen = torch.as_tensor(group).to(device, non_blocking=True)
                 pieces = [t.index_select(0, chosen) for t in state]
                 sub = None if factors is None else factors[:, :, chosen]
@@ -269,14 +277,17 @@ class _Training:
             f.steps = int(taken)
 
     def step(self, rows: torch.Tensor, at_target: torch.Tensor, state: list[torch.Tensor], reg: torch.Tensor,
-             factors: torch.Tensor | None, s: int) -> None:  # fmt: skip
+             factors: torch.Tensor | None, s: int,
+             views: tuple[torch.Tensor, torch.Tensor] | None = None) -> None:  # fmt: skip
         """One optimizer step of every fit in `state` ([layers, *moments]) on its batch `rows` ([fits, rows],
         or [1, rows] shared by all; `at_target`: nll_loss's gradient, likewise): cross-entropy's gradient
-        plus reg x the layer, then RMSprop, or Adam with this pass's `factors` at step `s`."""
+        plus reg x the layer, then RMSprop, or Adam with this pass's `factors` at step `s`. `views`: the
+        layers' weights transposed and biases, made by the caller once for many steps."""
         layers, shape = state[0], self.shape
         fits, size = layers.shape[0], rows.shape[1]
         batch = self.gather(rows).expand(fits, size, -1)
-        logits = torch.baddbmm(shape.bias(layers).unsqueeze(1), batch, shape.weight(layers).transpose(1, 2))
+        weight, bias = views or (shape.weight(layers).transpose(1, 2), shape.bias(layers).unsqueeze(1))
+        logits = torch.baddbmm(bias, batch, weight)
         # log_softmax's backward through its own kernel (grad - exp(output) * sum(grad)), as autograd runs
         # it: the same expression written out in tensor operations rounds differently
         scores = torch.log_softmax(logits, 2)

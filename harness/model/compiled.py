@@ -50,6 +50,9 @@ def compile_training(encoder: Encoder, device: torch.device) -> str:
     """Pad the encoder's training batches to length buckets and run its training forward compiled
     (CUDA graphs on a GPU); returns the mode, for the run's tags."""
     mode = "reduce-overhead" if device.type == "cuda" else "default"
+    # PCGrad (combine: pcgrad) runs one backward per task through the same graph (retain_graph=True),
+    # which a compiled backward that donates its saved buffers refuses; they save memory, not time
+    torch._functorch.config.donated_buffer = False
     encoder.buckets = length_buckets(encoder.max_length)
     encoder.compiled = torch.compile(encoder.padded_forward, mode=mode, dynamic=False)
     return mode

@@ -31,7 +31,7 @@ from harness.choices import POOLINGS
 from harness.errors import HarnessError
 from harness.model.compiled import bucket
 from harness.model.location import MINILM_ALIASES, check_available, check_weights, resolve_model_name  # noqa: F401
-from harness.model.packed import TokenBatch, packed_forward, supports_packing
+from harness.model.packed import TokenBatch, dropout_masks, packed_forward, supports_packing
 from harness.model.st_pipeline import model_pipeline
 from harness.model.token_store import TokenStore
 from harness.model.tokens import TOKEN_IDS, pad, pad_values, widened
@@ -196,7 +196,12 @@ class Encoder(nn.Module):
         """Pooled embeddings [batch, hidden]; BERT encoders run padding-free (`harness.model.packed`)
         unless `packing` is switched off, other architectures through their own forward."""
         if self.compiled is not None and self.training:
-            return self.compiled(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"))
+            # the eager step's dropout masks, drawn here: the compiled graph draws nothing
+            masks = (
+                dropout_masks(self.model, inputs) if self.packing and isinstance(inputs, TokenBatch) else None
+            )
+            ids, mask, types = inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids")
+            return self.compiled(ids, mask, types, masks)
         need_layers = self.pooling == "first_last_avg"
         if self.packing:
             last, layers, pooled = packed_forward(self.model, inputs, need_layers, self.pooling == "cls")
@@ -207,17 +212,18 @@ class Encoder(nn.Module):
         return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
     def padded_forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                       token_type_ids: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
-        """Pooled embeddings with every position computed (BERT's `padded` form, or the model's own
-        forward): static shapes, the function `harness.model.compiled` compiles."""
+                       token_type_ids: torch.Tensor | None = None,
+                       masks: list[torch.Tensor] | None = None) -> torch.Tensor:  # fmt: skip
+        """Pooled embeddings with every position computed (BERT's `padded` form with the dropout `masks`
+        drawn beforehand, or the model's own forward): static shapes, the function
+        `harness.model.compiled` compiles."""
         inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             inputs["token_type_ids"] = token_type_ids
         need_layers = self.pooling == "first_last_avg"
         if self.packing:
-            last, layers, pooled = packed_forward(
-                self.model, inputs, need_layers, self.pooling == "cls", True
-            )
+            cls = self.pooling == "cls"
+            last, layers, pooled = packed_forward(self.model, inputs, need_layers, cls, True, masks)
         else:
             out = self.model(**inputs, output_hidden_states=need_layers)
             last, layers, pooled = out.last_hidden_state, out.hidden_states, out.get("pooler_output")

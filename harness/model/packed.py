@@ -17,6 +17,7 @@ share a batch (in-batch negatives stay SimCSE's random ones).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -61,6 +62,7 @@ class TokenBatch(dict):
         super().__init__({key: value.to(device, non_blocking=True) for key, value in host.items()})
         index = real_tokens(host["attention_mask"])
         self.index = None if index is None else index.to(device, non_blocking=True)
+        self.longest = int(host["attention_mask"].sum(1).max()) if len(host["attention_mask"]) else 0
 
 
 class Packing:
@@ -91,19 +93,55 @@ class Packing:
         return flat.index_copy(0, self.index, packed).view(shape)
 
 
-def dropout(x: torch.Tensor, module: torch.nn.Dropout) -> torch.Tensor:
+def dropout(
+    x: torch.Tensor, module: torch.nn.Dropout, masks: Iterator[torch.Tensor] | None = None
+) -> torch.Tensor:
     """Inverted dropout with `module`'s p, active in training: each element is zeroed with probability
     p and survivors are scaled by 1 / (1 - p), as `nn.Dropout`. The mask comes from `torch.rand` >= p,
-    which on CPU is 2-3x faster than `bernoulli_` (the largest non-matmul cost of a training step)."""
+    which on CPU is 2-3x faster than `bernoulli_` (the largest non-matmul cost of a training step).
+    `masks`: the scales drawn beforehand (`dropout_masks`), taken in order instead of drawing."""
     if not module.training or module.p == 0.0:
         return x
     if module.p >= 1.0:  # nn.Dropout(p=1) zeroes everything; 1 / (1 - p) would be inf
         return torch.zeros_like(x)
-    scale = torch.rand(x.shape, device=x.device).ge_(module.p).mul_(1.0 / (1.0 - module.p))
+    scale = next(masks) if masks is not None else _scale(x.shape, x.device, module.p)
     return x * scale.to(x.dtype)
 
 
-def _embed(model: BertModel, inputs: dict[str, torch.Tensor], packing: Packing) -> torch.Tensor:
+def _scale(shape: torch.Size | tuple[int, ...], device: torch.device, p: float) -> torch.Tensor:
+    return torch.rand(shape, device=device).ge_(p).mul_(1.0 / (1.0 - p))
+
+
+def dropout_masks(model: BertModel, inputs: TokenBatch) -> list[torch.Tensor]:
+    """The dropout scales the padding-free forward would draw for this batch unpadded to its longest row
+    (the same `torch.rand` calls, shapes and order: embeddings, then per layer attention probabilities,
+    attention output, feed-forward output), laid out for the padded form at the batch's width: a compiled
+    step draws nothing itself, and trains with the eager step's masks (harness.model.compiled)."""
+    batch, width = inputs["attention_mask"].shape
+    longest, index, device = inputs.longest, inputs.index, inputs["attention_mask"].device
+    real = batch * width if index is None else len(index)
+
+    def tokens(module: torch.nn.Dropout, hidden: int) -> torch.Tensor | None:
+        if not module.training or module.p == 0.0 or module.p >= 1.0:
+            return None
+        scale = _scale((real, hidden), device, module.p)
+        return scale if index is None else scale.new_zeros(batch * width, hidden).index_copy_(0, index, scale)
+
+    hidden = model.config.hidden_size
+    drawn = [tokens(model.embeddings.dropout, hidden)]
+    for layer in model.encoder.layer:
+        attn = layer.attention.self
+        if attn.training and 0.0 < attn.dropout.p < 1.0:
+            probs = _scale((batch, attn.num_attention_heads, longest, longest), device, attn.dropout.p)
+            padded = probs.new_zeros(batch, attn.num_attention_heads, width, width)
+            padded[:, :, :longest, :longest] = probs
+            drawn.append(padded)
+        drawn += [tokens(layer.attention.output.dropout, hidden), tokens(layer.output.dropout, hidden)]
+    return [m for m in drawn if m is not None]
+
+
+def _embed(model: BertModel, inputs: dict[str, torch.Tensor], packing: Packing,
+           masks: Iterator[torch.Tensor] | None = None) -> torch.Tensor:  # fmt: skip
     emb = model.embeddings
     positions = torch.arange(packing.length, device=packing.mask.device).expand(packing.batch, -1)
     types = inputs.get("token_type_ids")
@@ -113,10 +151,11 @@ def _embed(model: BertModel, inputs: dict[str, torch.Tensor], packing: Packing) 
         + emb.token_type_embeddings(types)
         + emb.position_embeddings(packing.pack(positions))
     )
-    return dropout(emb.LayerNorm(h), emb.dropout)
+    return dropout(emb.LayerNorm(h), emb.dropout, masks)
 
 
-def _attention(layer: Any, h: torch.Tensor, packing: Packing) -> torch.Tensor:
+def _attention(layer: Any, h: torch.Tensor, packing: Packing, masks: Iterator[torch.Tensor] | None = None
+               ) -> torch.Tensor:  # fmt: skip
     attn = layer.attention.self
     heads, size = attn.num_attention_heads, attn.attention_head_size
     projections = (attn.query, attn.key, attn.value)
@@ -128,12 +167,12 @@ def _attention(layer: Any, h: torch.Tensor, packing: Packing) -> torch.Tensor:
         if packing.key_mask is not None:
             scores = scores.masked_fill(~packing.key_mask, float("-inf"))
         probs = torch.softmax(scores, dim=-1)
-        context = dropout(probs, attn.dropout) @ v
+        context = dropout(probs, attn.dropout, masks) @ v
     else:
         context = F.scaled_dot_product_attention(q, k, v, attn_mask=packing.key_mask, scale=size**-0.5)
     context = packing.pack(context.transpose(1, 2).reshape(packing.batch, packing.length, heads * size))
     out = layer.attention.output
-    return out.LayerNorm(dropout(out.dense(context), out.dropout) + h)
+    return out.LayerNorm(dropout(out.dense(context), out.dropout, masks) + h)
 
 
 def packed_forward(
@@ -142,22 +181,24 @@ def packed_forward(
     all_layers: bool = False,
     pooler: bool = False,
     padded: bool = False,
+    masks: list[torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None, torch.Tensor | None]:
     """(last_hidden_state [batch, length, hidden] with zeros at padding, every layer's padded states when
     `all_layers` (embeddings first, as transformers' hidden_states), BERT's pooler output when `pooler`).
     `padded`: every position computed (`Packing`), the padding's states not zeroed (poolers mask them);
     the form torch.compile gets (harness.model.compiled), without the attention backend choice, which a
-    compiled graph makes itself."""
+    compiled graph makes itself. `masks`: dropout scales drawn beforehand (`dropout_masks`), in order."""
     mask = inputs["attention_mask"]
     index = None if padded else inputs.index if isinstance(inputs, TokenBatch) else real_tokens(mask)
     packing = Packing(mask, index, padded)
-    h = _embed(model, inputs, packing)
+    drawn = iter(masks) if masks is not None else None
+    h = _embed(model, inputs, packing, drawn)
     layers = [h]
     with contextlib.nullcontext() if padded else sdpa_kernel(ATTENTION_BACKENDS):
         for layer in model.encoder.layer:
-            a = _attention(layer, h, packing)
+            a = _attention(layer, h, packing, drawn)
             inner = layer.intermediate.intermediate_act_fn(layer.intermediate.dense(a))
-            h = layer.output.LayerNorm(dropout(layer.output.dense(inner), layer.output.dropout) + a)
+            h = layer.output.LayerNorm(dropout(layer.output.dense(inner), layer.output.dropout, drawn) + a)
             layers.append(h)
     last = packing.unpack(h)
     hidden = tuple(packing.unpack(x) for x in layers) if all_layers else None

@@ -117,3 +117,34 @@ def test_the_minilm_stand_in_has_the_real_models_config(data_dir: Path) -> None:
     stand_in = {**tokenizer, **standin.KNOWN["all-MiniLM-L6-v2"]}
     shape = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
     assert {k: stand_in[k] for k in shape} == {k: real[k] for k in shape}
+
+
+def test_the_transfer_tasks_classifier_fits_are_timed(
+    tmp_path: Path, tiny_bert: Path, data_dir: Path
+) -> None:
+    """A trial scored on transfer tasks: their classifier fits are timed (harness.planning.transfer_cost)
+    and counted in its evaluation, once per task list, width and classifier; SentEval's PyTorch classifier
+    one round a fit then scaled to its typical rounds, scikit-learn's one fit in eight made."""
+    import torch
+
+    from harness.planning import transfer_cost
+    from harness.planning.cost_lines import trial_line
+
+    calibrator = Calibrator(torch.device("cpu"), steps=1)
+    costs = {}
+    for classifier in ("pytorch", "sklearn"):
+        tasks = ["STSBenchmark", "SST5", "TREC"]
+        path = tiny_study(tmp_path, tiny_bert, {"seed": [1, 2]}, name=f"fits-{classifier}", final_tasks=tasks,
+                          transfer_classifier=classifier)  # fmt: skip
+        costs[classifier] = [trial_cost(run, data_dir, calibrator) for run in load_study(path).grid_runs()]
+    for first, second in costs.values():
+        assert first.fit_seconds > 0 and second.fit_seconds == first.fit_seconds  # timed once, shared
+        assert first.eval_seconds == pytest.approx(
+            first.evaluations * first.dev_seconds + first.final_seconds + first.fit_seconds
+        )
+        assert "classifier fits" in trial_line(0, {}, first, set())
+    assert len(calibrator.fits) == 2
+    one_round = transfer_cost.fit_seconds(
+        ["TREC"], 32, "pytorch", "prototyping", torch.device("cpu"), data_dir
+    )
+    assert one_round > 0 and transfer_cost.ROUNDS == {"rmsprop": 7, "adam": 8}
