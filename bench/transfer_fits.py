@@ -112,9 +112,9 @@ def embeddings(model: str, sentences: list[str], path: Path, data_dir: Path) -> 
     from harness.model.encoder import Encoder
     from harness.model.standin import local_model
 
-    path = tiny_model(data_dir) if model == "tiny" else local_model(model, data_dir)[0]
+    folder = tiny_model(data_dir) if model == "tiny" else local_model(model, data_dir)[0]
     device = pick_device()
-    encoder = Encoder(path, "mean" if model == "tiny" else "model", None).to(device).eval()
+    encoder = Encoder(folder, "mean" if model == "tiny" else "model", None).to(device).eval()
     amp = DTYPES[resolve_precision(device, "auto")]
     vectors = SentenceEncoder(encoder, 128, amp, EmbeddingCache(), True)(sentences)
     path.parent.mkdir(parents=True, exist_ok=True)
