@@ -59,14 +59,23 @@ def test_encode_on_cuda_equals_cpu(two_layer_bert: Path) -> None:
         np.testing.assert_allclose(ours[sentence], theirs[sentence], atol=1e-4)
 
 
-@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
-def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, precision: str) -> None:
+def train_simcse_on_cuda(
+    tiny_bert: Path, data_dir: Path, precision: str, steps: int, compiled: bool = False
+) -> tuple[Encoder, torch.nn.Module, dict[str, torch.Tensor], list[dict[str, float]], object]:
+    """An unsupervised SimCSE stage of `steps` steps on 256 wiki sentences on the GPU (the encoder's
+    training forward compiled by `compile: auto` when `compiled`): (encoder, method, its state before,
+    the logged metrics, the loop's outcome)."""
+    from harness.model.compiled import compile_choice
+
     run = resolve_run(
         {"method": "unsup_simcse", "model": str(tiny_bert), "batch_size": 16, "max_seq_length": 32,
-         "max_steps": 6, "log_every": 2, "eval_every": 3, "precision": precision, "lr": 1e-3}
+         "max_steps": steps, "log_every": 2, "eval_every": steps // 2, "precision": precision, "lr": 1e-3}
     )  # fmt: skip
     torch.manual_seed(0)
-    method = run.build(Encoder(str(tiny_bert), "mean", 32))
+    encoder = Encoder(str(tiny_bert), "mean", 32)
+    method = run.build(encoder)
+    if compiled:
+        assert compile_choice(encoder, "auto", CUDA) == "on (auto: cuda), reduce-overhead"
     before = {k: v.detach().clone() for k, v in method.state_dict().items()}
     logged: list[dict[str, float]] = []
     sentences = PipelineData(None, [list(wiki_sentences(data_dir))[:256]])
@@ -75,6 +84,12 @@ def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, pre
         DTYPES[precision], dev_score=lambda: 0.0, on_metrics=lambda step, m: logged.append(m),
         on_dev=lambda step, score: None, progress=False,
     )  # fmt: skip
+    return encoder, method, before, logged, outcome
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+def test_a_contrastive_stage_trains_on_cuda(tiny_bert: Path, data_dir: Path, precision: str) -> None:
+    _, method, before, logged, outcome = train_simcse_on_cuda(tiny_bert, data_dir, precision, 6)
     assert outcome.steps == 6 and len(logged) == 3
     assert all(np.isfinite(m["train.loss"]) for m in logged)
     assert all(p.device.type == "cuda" and p.dtype == torch.float32 for p in method.parameters())
@@ -140,24 +155,7 @@ def test_a_compiled_contrastive_stage_trains_on_cuda_with_cuda_graphs(
     """`compile: auto` on a GPU (harness.model.compiled): the training forward compiled with CUDA graphs
     (mode reduce-overhead), batches padded to length buckets, dropout on; the stage trains to finite
     losses and changes the encoder, and evaluation stays eager."""
-    from harness.model.compiled import compile_choice
-
-    run = resolve_run(
-        {"method": "unsup_simcse", "model": str(tiny_bert), "batch_size": 16, "max_seq_length": 32,
-         "max_steps": 8, "log_every": 2, "eval_every": 4, "precision": precision, "lr": 1e-3}
-    )  # fmt: skip
-    torch.manual_seed(0)
-    encoder = Encoder(str(tiny_bert), "mean", 32)
-    method = run.build(encoder)
-    assert compile_choice(encoder, "auto", CUDA) == "on (auto: cuda), reduce-overhead"
-    before = {k: v.detach().clone() for k, v in method.state_dict().items()}
-    logged: list[dict[str, float]] = []
-    sentences = PipelineData(None, [list(wiki_sentences(data_dir))[:256]])
-    outcome = train(
-        method, method.stages(run.settings, sentences), run.settings, CUDA,
-        DTYPES[precision], dev_score=lambda: 0.0, on_metrics=lambda step, m: logged.append(m),
-        on_dev=lambda step, score: None, progress=False,
-    )  # fmt: skip
+    encoder, method, before, logged, outcome = train_simcse_on_cuda(tiny_bert, data_dir, precision, 8, True)
     assert outcome.steps == 8 and all(np.isfinite(m["train.loss"]) for m in logged)
     changed = [k for k, v in method.state_dict().items() if not torch.equal(v.cpu(), before[k].cpu())]
     assert any("encoder" in k and "layer.0" in k for k in changed)

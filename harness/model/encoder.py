@@ -153,7 +153,7 @@ class Encoder(nn.Module):
         Remembered sentences (`remember`) are not tokenized again."""
         listed = list(sentences)
         if self.store is not None and self.store.knows(listed):
-            return TokenBatch(self.store.batch(listed, self._pad_to(self.store.longest(listed))), self.device)
+            return TokenBatch(self.store.batch(listed, self._pad_to), self.device)
         distinct = list(dict.fromkeys(listed))
         batch = self.tokenizer(
             distinct, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"

@@ -7,12 +7,12 @@ kernels, and the tokenizer's call per batch was host time the GPU waited through
 The tensors are the tokenizer's own (`tokenizer(sentences, padding=True, truncation=True, max_length=...)`,
 each distinct sentence tokenized alone: BERT-like tokenizers have no cross-sentence state), padded with
 its pad values on its padding side (harness.model.tokens.pad), so a run's metrics do not change
-(tests/model/test_token_store.py). `pad_to` pads further, to a length bucket (compiled steps).
+(tests/model/test_token_store.py). `widen` pads further, to a length bucket (compiled steps).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -60,18 +60,16 @@ class TokenStore:
     def knows(self, sentences: Sequence[str]) -> bool:
         return all(s in self.rows for s in sentences)
 
-    def longest(self, sentences: Sequence[str]) -> int:
-        """The most tokens of any of `sentences` (all remembered)."""
-        rows = np.fromiter((self.rows[s] for s in sentences), dtype=np.int64, count=len(sentences))
-        return int((self.starts[rows + 1] - self.starts[rows]).max()) if len(rows) else 0
-
-    def batch(self, sentences: Sequence[str], pad_to: int = 0) -> dict[str, torch.Tensor]:
+    def batch(
+        self, sentences: Sequence[str], widen: Callable[[int], int] | int = 0
+    ) -> dict[str, torch.Tensor]:
         """The padded int64 tensors of `sentences` (all remembered), as the tokenizer pads them, to the
-        longest sentence or `pad_to`, whichever is longer."""
+        longest sentence, or to `widen(longest)` (a length bucket), or to `widen` if that is longer."""
         rows = np.fromiter((self.rows[s] for s in sentences), dtype=np.int64, count=len(sentences))
         begin, end = self.starts[rows], self.starts[rows + 1]
         lengths = end - begin
-        width = max(int(lengths.max()) if len(rows) else 0, pad_to)
+        longest = int(lengths.max()) if len(rows) else 0
+        width = widen(longest) if callable(widen) else max(longest, widen)
         columns = np.arange(width)
         real = columns[None, :] < lengths[:, None]
         if self.tokenizer.padding_side == "left":
