@@ -14,8 +14,10 @@ decides how its fits run:
   `TorchLogisticRegression` (`together=False`, the reference the tests and bench/transfer_fits.py compare
   with), on `device` (the encoder's: SentEval fits it on CUDA).
 
-The PyTorch classifier's number of classes is the task's (SentEval's `nclasses`, e.g. binary.py:33 `2`,
-trec.py `6`): the largest label of the whole table plus one, the same for every fit of the call.
+The PyTorch classifier's number of classes is the task's (SentEval's `nclasses`, set per task file:
+facebookresearch/SentEval@628db91 senteval/binary.py:52 `'nclasses': 2`): the largest label of the whole
+table plus one, the same for every fit of the call (the harness computed it per fit before; the same on
+the shipped data).
 """
 
 from __future__ import annotations
