@@ -16,7 +16,7 @@ from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings
 from harness.report.parts.base import PartContext
-from harness.report.setting import PAPER_PROFILE, paper_setting
+from harness.report.setting import PAPER_PROFILE, paper_configurations, paper_setting
 from harness.report.spec import load_spec
 from harness.report.tables import escape_latex
 from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
@@ -75,7 +75,9 @@ def write_study(
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
     seeds = dict(zip(frame.run_id, frame["seed"], strict=True)) if "seed" in frame.columns else {}
-    evidence = Evidence(tracker, resampler or Resampler(), seeds) if statistics else None
+    evidence = (
+        Evidence(tracker, resampler or Resampler(), seeds, margins=spec.margins()) if statistics else None
+    )
     missing = [run_id for run_id in frame.run_id if evidence and not evidence.has_items(run_id)]
     if missing:
         notes.append(f"{len(missing)} of {len(frame)} runs have no item record (items.parquet; runs from "
@@ -110,7 +112,7 @@ def write_study(
         click.echo(f"{study}: {', '.join(unevaluated)} left out: profile {profile_run} does not run or "
                    "evaluate what they show (--profile paper does)")  # fmt: skip
     findings = (
-        StudyFindings.of(study, spec, frame, evidence, setting)
+        StudyFindings.of(study, spec, frame, evidence, setting, paper_configurations(study_file))
         if evidence
         else StudyFindings(study, spec.paper)
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from harness.stats.equivalence import Margins
 from harness.stats.items import ARTIFACT, read_items
 from harness.stats.resample import (
     RESAMPLES_ARTIFACT,
@@ -38,6 +39,8 @@ class Evidence:
     resampler: Resampler = field(default_factory=Resampler)
     seeds: dict[str, object] = field(default_factory=dict)  # run id -> its seed: rows pair by seed names
     reproduced: dict[str, dict[tuple[str, str], str]] = field(default_factory=dict)  # table -> cell -> where
+    equivalent: dict[str, dict[tuple[str, str], bool]] = field(default_factory=dict)  # table -> cell -> TOST
+    margins: Margins = field(default_factory=Margins)  # the report's stated equivalence margins
     _records: dict[str, pd.DataFrame | None] = field(default_factory=dict)
     _runs: dict[str, dict[str, np.ndarray | None]] = field(default_factory=dict)
 
@@ -94,10 +97,15 @@ class Evidence:
         seeds = names if None not in names else None
         return seed_resamples(per_run, self.resampler, seeds)  # type: ignore[arg-type]
 
-    def covers(self, run_ids: Sequence[str]) -> str:
-        """What a row's interval covers, for captions: seeds and items, or items only."""
-        k = len(run_ids)
-        return f"seeds and items ({k} seeds)" if k > 1 else "items only, 1 seed"
+    def covers(self, run_ids: Sequence[str], other: Sequence[str] | None = None) -> str:
+        """What a row's interval covers, for captions: seeds and items, or items only; of a paired
+        difference of two rows (`other`), both rows' seeds ("seeds and items (3 and 2 seeds)")."""
+        k = sorted({len(run_ids), len(other)}) if other is not None else [len(run_ids)]
+        if max(k) == 1:
+            return "items only, 1 seed"
+        seeds = " and ".join(str(n) for n in k)
+        few = ", few: Student's t on the seeds" if min(k) <= 3 else ""
+        return f"seeds and items ({seeds} seeds{few})"
 
 
 def _readable(path: Path) -> pd.DataFrame | None:

@@ -39,14 +39,29 @@ def _same(run_value: object, paper_value: object) -> bool:
         return str(run_value) == str(paper_value)
 
 
-def paper_setting(study: str, frame: pd.DataFrame) -> Setting | None:
-    """How the runs in `frame` stand to the paper profile of `study` (a study name, or the path of its
-    YAML: the report gives the one its runs logged); None when the study has none."""
+def _paper_runs(study: str) -> list | None:
+    """The grid runs of `study`'s paper profile (a study name, or the path of its YAML); None when the
+    study has none."""
     from harness.spec.study_spec import find_study_file, load_study
 
     try:
-        runs = load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()
+        return load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()
     except HarnessError:
+        return None
+
+
+def paper_configurations(study: str) -> list[dict] | None:
+    """Each configuration the paper profile of `study` runs, as its flat params (the paper's grid: a
+    best-of-grid claim judged on fewer of its cells says so); None when the study has no paper profile."""
+    runs = _paper_runs(study)
+    return None if runs is None else [run.flat() for run in runs]
+
+
+def paper_setting(study: str, frame: pd.DataFrame) -> Setting | None:
+    """How the runs in `frame` stand to the paper profile of `study` (a study name, or the path of its
+    YAML: the report gives the one its runs logged); None when the study has none."""
+    runs = _paper_runs(study)
+    if runs is None:
         return None
     by_variant = {run.variant: run.flat() for run in runs}  # each run against its variant's paper setting
     first = runs[0].flat()

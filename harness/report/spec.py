@@ -14,6 +14,7 @@ from harness.evaluate.registry import aggregates
 from harness.report.claim_spec import Claim
 from harness.report.names import SHORT_NAMES
 from harness.report.parts.base import ReportPart, part_of
+from harness.stats.equivalence import DEFAULT_MARGIN, Margins
 from harness.yaml_input import read_yaml
 
 REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
@@ -32,6 +33,26 @@ class ReportSpec(BaseModel):
     claims: list[Claim] = Field(
         default_factory=list, description="the paper's claims on its ablations (harness.report.claim_spec)"
     )
+    equivalence_margin: float | dict[str, float] = Field(
+        DEFAULT_MARGIN,
+        description="the margin (points) within which a harness number reproduces the paper's (TOST, "
+        "harness.stats.equivalence): one number, or metric -> margin with an optional 'default'",
+    )
+
+    @field_validator("equivalence_margin")
+    @classmethod
+    def _positive_margins(cls, value: float | dict[str, float]) -> float | dict[str, float]:
+        values = value.values() if isinstance(value, dict) else [value]
+        if any(v <= 0 for v in values):
+            raise ValueError("equivalence margins are positive numbers of points, e.g. 2.0")
+        return value
+
+    def margins(self) -> Margins:
+        """The stated equivalence margins."""
+        if not isinstance(self.equivalence_margin, dict):
+            return Margins(self.equivalence_margin)
+        per = {k: v for k, v in self.equivalence_margin.items() if k != "default"}
+        return Margins(self.equivalence_margin.get("default", DEFAULT_MARGIN), tuple(sorted(per.items())))
 
     @field_validator("tables", "figures", mode="before")
     @classmethod

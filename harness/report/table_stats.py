@@ -1,7 +1,8 @@
 """The statistics a table prints beside its numbers (docs/statistics.md): each cell's 95% interval, a
 dagger on cells that differ from the spec's `baseline` row beyond their paired interval (Holm over the
 table's comparisons), and, where the runs are at the paper's setting, whether each of the paper's values
-lies inside, above or below the harness's interval (reproduced or not).
+lies inside, above or below the harness's interval, and whether the harness's value is equivalent to it
+within the report's stated margin (TOST, harness.stats.equivalence: reproduced or not).
 
 A cell is (row label, column header): its runs (one per seed, in seed order) and its metric; a derived
 row or column (a mean or a difference of others) is resampled as the same op over the resamples of the
@@ -18,8 +19,10 @@ import pandas as pd
 from harness.report.collect import varying_params
 from harness.report.evidence import Evidence
 from harness.stats.compare import ALPHA, Difference, holm, interval
+from harness.stats.equivalence import Equivalence, Margins
 
 Cell = tuple[str, str]
+FEW_SEEDS = 3  # rows of this many seeds or fewer: the caption says the seed component is small-sample
 INSIDE, ABOVE, BELOW = "inside", "above", "below"  # where the paper's value lies against the interval
 
 
@@ -30,6 +33,8 @@ class TableStats:
     intervals: dict[Cell, tuple[float, float]] = field(default_factory=dict)
     daggers: set[Cell] = field(default_factory=set)
     reproduced: dict[Cell, str] = field(default_factory=dict)
+    equivalent: dict[Cell, bool] = field(default_factory=dict)  # TOST within the margin, per paper value
+    margins: Margins = field(default_factory=Margins)
     seeds: set[int] = field(default_factory=set)  # the rows' numbers of seeds
     comparisons: int = 0
     baseline: str | None = None
@@ -48,7 +53,8 @@ class TableStats:
 
     def paper_mark(self, label: str, column: str) -> str:
         where = self.reproduced.get((label, column))
-        return {ABOVE: "$^\\uparrow$", BELOW: "$^\\downarrow$"}.get(where or "", "")
+        mark = {ABOVE: "$^\\uparrow$", BELOW: "$^\\downarrow$"}.get(where or "", "")
+        return mark + ("$^\\equiv$" if self.equivalent.get((label, column)) else "")
 
     def caption(self, baseline_shown: str = "") -> str:
         """The caption's sentences: what the intervals cover, the daggers, the paper marks."""
@@ -59,6 +65,11 @@ class TableStats:
             (["items only (1 seed: seed noise left out, so the spread is understated)"] if one else [])
             + [f"seeds and items ({k} seeds, two levels)" for k in sorted(self.seeds - {1})]
         )
+        if any(1 < k <= FEW_SEEDS for k in self.seeds):
+            covers += (
+                f"; with {FEW_SEEDS} seeds or fewer the seed component rests on 1-2 degrees of freedom and is"
+                " widened to Student's t (the few-seeds correction)"
+            )
         text = (
             f" Under each row, its 95\\% interval: percentile bootstrap, B = {self.resamples}, over {covers};"
             " docs/statistics.md."
@@ -74,9 +85,12 @@ class TableStats:
             text += f" {self.mixed} cell(s) average runs of several configurations: no interval."
         if self.reproduced:
             inside = sum(v == INSIDE for v in self.reproduced.values())
+            same, margins = sum(self.equivalent.values()), self.margins.stated("$\\pm$")
             text += (
                 f" The paper's values: {inside} of {len(self.reproduced)} inside the harness's interval;"
-                " $^\\uparrow$ above it, $^\\downarrow$ below it."
+                " $^\\uparrow$ above it, $^\\downarrow$ below it; $^\\equiv$ reproduced: the harness's value"
+                f" equivalent to the paper's within {margins} (two one-sided tests at"
+                f" 0.05), {same} of {len(self.equivalent)}."
             )
         return text
 
@@ -93,8 +107,9 @@ def table_stats(
     reference: dict[Cell, float],
 ) -> TableStats:
     """Intervals of the `shown` cells (`cells`: a cell's runs and metric; `derived` resamples a derived
-    cell from the others), daggers against `baseline`'s row, and where each `reference` value lies."""
-    stats = TableStats(baseline=baseline, resamples=evidence.resampler.resamples)
+    cell from the others), daggers against `baseline`'s row, and where each `reference` value lies and
+    whether the harness reproduces it (TOST within the margin of the cell's metric)."""
+    stats = TableStats(baseline=baseline, resamples=evidence.resampler.resamples, margins=evidence.margins)
 
     def vector(label: str, column: str) -> np.ndarray | None:
         if (label, column) in cells:
@@ -112,6 +127,9 @@ def table_stats(
         if cell in stats.intervals:
             low, high = stats.intervals[cell]
             stats.reproduced[cell] = ABOVE if paper > high else BELOW if paper < low else INSIDE
+            metric = cells[cell][1] if cell in cells else ""
+            tost = Equivalence.of(vector(*cell), paper, evidence.margins.of(metric))  # type: ignore[arg-type]
+            stats.equivalent[cell] = tost.equivalent
     if baseline is not None:
         tested: list[tuple[Cell, Difference]] = []
         for label, column in shown:

@@ -59,6 +59,7 @@ def summary_stats(
     stats.missing_baseline = latex_label(spec.baseline) if spec.baseline and baseline is None else None
     stats.mixed = len(mixed)
     evidence.reproduced[spec.name] = stats.reproduced  # the book's per-paper count of reproduced cells
+    evidence.equivalent[spec.name] = stats.equivalent
     return stats
 
 

@@ -13,7 +13,15 @@
 
 Claims whose rows the runs lack (a smoke profile's smaller grid) are `not run`; claims on runs not at the
 paper's setting are judged all the same and labelled so (`at_setting` false), never counted with
-verdicts at the paper's setting."""
+verdicts at the paper's setting. A best-of-grid claim whose runs hold fewer cells than the paper's grid
+(the study's paper profile) never plainly holds: it `holds on part of the grid` (n of N cells).
+
+Beside the direction, each judged claim's size (harness.stats.equivalence): where the paper's difference
+for the same pair (a best-of-grid claim: the claimed cell against the harness's runner-up, the paper's
+values read from the spec's reference blocks, harness.report.paper_values) lies against the harness's
+interval, and whether the harness's difference is equivalent to the paper's within the report's stated
+margin (TOST: "reproduced"). A best-of-grid claim also carries the paper's own margin over its runner-up
+in the paper's whole grid."""
 
 from __future__ import annotations
 
@@ -24,10 +32,14 @@ import pandas as pd
 
 from harness.errors import HarnessError
 from harness.report.claim_spec import BestClaim, CompareClaim, cells, is_best_cell, row_runs
+from harness.report.collect import same_value
 from harness.report.evidence import Evidence
+from harness.report.paper_values import lookup, paper_grid, paper_rows, same_cell
 from harness.stats.compare import HOLDS, INCONCLUSIVE, REVERSED, Difference, best_share, judge
+from harness.stats.equivalence import Equivalence, size
 
 NOT_RUN = "not run"
+PARTIAL = "holds on part of the grid"
 
 
 @dataclass
@@ -50,8 +62,22 @@ class Verdict:
     p_holm: float | None = None
     share_best: float | None = None  # best-of-grid: the share of resamples where the claimed cell tops
     cells: int | None = None  # best-of-grid: the cells compared
+    grid_cells: int | None = None  # best-of-grid: the cells of the paper's grid (its paper profile)
+    paper_margin: float | None = None  # best-of-grid: the paper's best minus the paper's runner-up
+    size: str = ""  # where the paper's difference lies against the interval (harness.stats.equivalence)
+    margin: float | None = None  # the stated equivalence margin
+    p_tost: float | None = None
+    reproduced: bool | None = None  # equivalent to the paper's difference within the margin (TOST)
     note: str = ""
     comparisons: list[Difference] = field(default_factory=list, repr=False)
+    resampled: np.ndarray | None = field(default=None, repr=False)  # the shown difference's resamples
+
+    @property
+    def shown(self) -> str:
+        """The verdict in words: a partial grid's count of cells named."""
+        if self.verdict == PARTIAL:
+            return f"holds on {self.cells} of {self.grid_cells} cells"
+        return self.verdict
 
 
 def _observed(frame: pd.DataFrame, runs: pd.DataFrame, metric: str) -> float | None:
@@ -85,13 +111,21 @@ def _compare(claim: CompareClaim, frame: pd.DataFrame, evidence: Evidence, verdi
     if any(v is None for v in values) or any(o is None for o in observed):
         verdict.note = f"the runs have no item record for {claim.metric}"
         return
-    difference = Difference.of(observed[0] - observed[1], values[0] - values[1])  # type: ignore[operator]
+    verdict.resampled = values[0] - values[1]  # type: ignore[operator]
+    difference = Difference.of(observed[0] - observed[1], verdict.resampled)  # type: ignore[arg-type]
     verdict.comparisons = [difference]
-    verdict.covers = evidence.covers(list(better.run_id))
+    verdict.covers = evidence.covers(list(better.run_id), list(worse.run_id))
     verdict.difference, verdict.low, verdict.high = difference.observed, difference.low, difference.high
 
 
-def _best(claim: BestClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict) -> None:
+def _best(claim: BestClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict,
+          paper: dict[tuple, float]) -> None:  # fmt: skip
+    """`paper`: the paper's cells of the claim's grid (`paper_grid`), for the pair's paper difference."""
+    best = tuple(claim.best[p] for p in claim.by)
+    claimed_paper = claim.paper if claim.paper is not None else lookup(paper, best)
+    others = [value for cell, value in paper.items() if not same_cell(cell, best)]
+    if claimed_paper is not None and others:
+        verdict.paper_margin = claimed_paper - max(others)
     if _unlogged(frame, claim.metric, verdict):
         return
     grid = cells(frame, claim)
@@ -110,22 +144,64 @@ def _best(claim: BestClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Ve
     verdict.comparisons = [Difference.of(observed[0] - o, values[0] - v)  # type: ignore[operator]
                            for o, v in zip(observed[1:], values[1:], strict=True)]  # fmt: skip
     verdict.share_best = best_share(np.stack(values), 0)  # type: ignore[arg-type]
-    verdict.cells, verdict.covers = len(keys), evidence.covers(list(grid[keys[0]].run_id))
-    closest = min(verdict.comparisons, key=lambda d: d.observed)  # the runner-up's margin
+    verdict.cells = len(keys)
+    at = min(range(len(verdict.comparisons)), key=lambda i: verdict.comparisons[i].observed)  # runner-up
+    closest, runner_up = verdict.comparisons[at], keys[at + 1]
+    verdict.covers = evidence.covers(list(grid[keys[0]].run_id), list(grid[runner_up].run_id))
     verdict.difference, verdict.low, verdict.high = closest.observed, closest.low, closest.high
+    verdict.resampled = values[0] - values[at + 1]  # type: ignore[operator]
+    theirs = lookup(paper, runner_up)
+    verdict.paper_difference = None if claimed_paper is None or theirs is None else claimed_paper - theirs
+
+
+def _grid_size(claim: BestClaim, configurations: list[dict] | None) -> int | None:
+    """The cells of the claim's grid in the paper profile's configurations (None: no paper profile, or
+    it runs none of the claim's rows)."""
+    if not configurations:
+        return None
+    keys = set()
+    for params in configurations:
+        if all(p in params for p in claim.by) and all(
+            p in params and any(same_value(params[p], w) for w in (v if isinstance(v, list) else [v]))
+            for p, v in claim.among.items()
+        ):
+            keys.add(tuple(str(params[p]) for p in claim.by))
+    return len(keys) or None
+
+
+def _size(verdict: Verdict, margin: float) -> None:
+    """The judged claim's size against the paper's difference for the same pair, and its TOST."""
+    if verdict.paper_difference is None or verdict.resampled is None or verdict.low is None:
+        return
+    verdict.size = size(verdict.paper_difference, verdict.low, verdict.high)  # type: ignore[arg-type]
+    tost = Equivalence.of(verdict.resampled, verdict.paper_difference, margin)
+    verdict.margin, verdict.p_tost, verdict.reproduced = margin, tost.p, tost.equivalent
 
 
 def judge_claims(
-    claims: list[CompareClaim | BestClaim], frame: pd.DataFrame, evidence: Evidence, at_setting: bool
+    claims: list[CompareClaim | BestClaim],
+    frame: pd.DataFrame,
+    evidence: Evidence,
+    at_setting: bool,
+    tables: list[object] | None = None,
+    configurations: list[dict] | None = None,
 ) -> list[Verdict]:
-    """Every claim's verdict, Holm's correction over all their comparisons."""
-    verdicts = []
+    """Every claim's verdict, Holm's correction over all their comparisons, and each one's size against
+    the paper's (`tables`: the report's table parts, whose reference blocks give the paper's cells;
+    `configurations`: the paper profile's, whose grid a best-of-grid claim is counted against)."""
+    verdicts, rows = [], {}
     for claim in claims:
         verdict = Verdict(claim.id, claim.source, claim.text, claim.metric, claim.kind, NOT_RUN, at_setting,
                           paper_difference=claim.paper_difference,
                           paper_value=claim.paper if isinstance(claim, BestClaim) else None)  # fmt: skip
         try:
-            (_compare if isinstance(claim, CompareClaim) else _best)(claim, frame, evidence, verdict)  # type: ignore[arg-type]
+            if isinstance(claim, CompareClaim):
+                _compare(claim, frame, evidence, verdict)
+            else:
+                if claim.metric not in rows:
+                    rows[claim.metric] = paper_rows(tables or [], claim.metric)
+                verdict.grid_cells = _grid_size(claim, configurations)
+                _best(claim, frame, evidence, verdict, paper_grid(rows[claim.metric], claim.among, claim.by))
         except HarnessError as exc:  # e.g. rows matching several configurations: this claim, not the report
             verdict.note, verdict.comparisons = f"not judged: {exc}", []
         verdicts.append(verdict)
@@ -144,15 +220,18 @@ def judge_claims(
         # holds needs every comparison (the largest p); reversed needs one (the smallest reversed p)
         reversed_p = [q for q, o in zip(p, mine, strict=True) if o == REVERSED]
         verdict.p_holm = min(reversed_p) if reversed_p else max(p)
+        if verdict.verdict == HOLDS and (verdict.grid_cells or 0) > (verdict.cells or 0):
+            verdict.verdict = PARTIAL  # another cell of the paper's grid, not run, may beat it
+        _size(verdict, evidence.margins.of(verdict.metric))
     return verdicts
 
 
 def counts(verdicts: list[Verdict]) -> dict[str, int]:
     """How many claims hold, are reversed, inconclusive, not run."""
-    return {
-        name: sum(v.verdict == name for v in verdicts) for name in (HOLDS, REVERSED, INCONCLUSIVE, NOT_RUN)
-    }
+    names = (HOLDS, PARTIAL, REVERSED, INCONCLUSIVE, NOT_RUN)
+    return {name: sum(v.verdict == name for v in verdicts) for name in names}
 
 
 def as_json(verdicts: list[Verdict]) -> list[dict]:
-    return [{k: v for k, v in asdict(verdict).items() if k != "comparisons"} for verdict in verdicts]
+    return [{k: v for k, v in asdict(verdict).items() if k not in ("comparisons", "resampled")}
+            for verdict in verdicts]  # fmt: skip

@@ -51,7 +51,7 @@ def test_a_three_seed_study_reports_two_level_intervals_and_a_verdict_per_claim(
     assert set(verdicts) == {"half_beats_tenth", "half_best"}
     for verdict in verdicts.values():
         assert verdict["verdict"] in ("holds", "reversed", "inconclusive")
-        assert verdict["covers"] == "seeds and items (3 seeds)"
+        assert verdict["covers"] == "seeds and items (3 seeds, few: Student's t on the seeds)"
         assert verdict["low"] < verdict["high"] and 0 <= verdict["p_holm"] <= 1
     assert "\\textbf{" in (folder / "claims.tex").read_text()
     assert len(findings.lines()) == 3  # the tally, then a line per claim

@@ -158,7 +158,8 @@ def test_one_seed_report_has_intervals_daggers_and_verdicts(tmp_path: Path, repo
     assert twin.share_best == 1.0 and twin.cells == 3
     assert "not at the paper" not in claims.lower()  # no paper profile: no setting note on each verdict
     saved = json.loads((folder / "claims.json").read_text())
-    assert saved["counts"] == {"holds": 2, "reversed": 1, "inconclusive": 2, "not run": 1}
+    assert saved["counts"] == {"holds": 2, "holds on part of the grid": 0, "reversed": 1, "inconclusive": 2,
+                              "not run": 1}  # fmt: skip
     parent = tracker.client.get_run(findings.parent_run_id)
     assert metrics_of(parent)["claims.holds"] == 2 and metrics_of(parent)["claims.reversed"] == 1
     assert "claims.json" in {a.path for a in tracker.client.list_artifacts(findings.parent_run_id)}
@@ -170,7 +171,8 @@ def test_three_seeds_give_two_level_intervals(tmp_path: Path, reports_dir: Path)
     rows = (folder / "rows.tex").read_text()
     assert "seeds and items (3 seeds, two levels)" in rows and "items only" not in rows
     assert "($n=3$)" in rows
-    assert {v.covers for v in findings.verdicts if v.covers} == {"seeds and items (3 seeds)"}
+    covers = {v.covers for v in findings.verdicts if v.covers}
+    assert covers == {"seeds and items (3 seeds, few: Student's t on the seeds)"}
 
 
 def test_intervals_are_reproducible_and_change_with_the_bootstrap_seed(
@@ -298,7 +300,9 @@ def test_paper_values_are_marked_inside_above_or_below_the_interval(
                        "lambda = 0.51": {"Avg.": 1.0}}}]}  # fmt: skip
     (reports_dir / "stats_demo.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(500))
-    assert dict(findings.reproduced) == {"inside": 1, "above": 1, "below": 1}
+    assert dict(findings.reproduced) == {"inside": 1, "above": 1, "below": 1, "equivalent": 1}
     rows = (folder / "rows.tex").read_text()
-    assert "99.00$^\\uparrow$" in rows and "1.00$^\\downarrow$" in rows and f"{ours:.2f} \\\\" in rows
+    assert "99.00$^\\uparrow$" in rows and "1.00$^\\downarrow$" in rows
     assert "1 of 3 inside the harness's interval" in rows
+    assert f"{round(ours, 2):.2f}$^\\equiv$" in rows  # its own value: reproduced within +-2 (TOST)
+    assert "within $\\pm$2 points (two one-sided tests at 0.05), 1 of 3" in rows

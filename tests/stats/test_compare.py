@@ -1,5 +1,6 @@
 """Intervals, paired differences, Holm and verdicts against independent computations: a paired bootstrap
-written here from numpy alone, statsmodels' Holm, and the coverage of the interval on simulated data."""
+written here from numpy alone and statsmodels' Holm (the intervals' coverage: tests/stats/test_coverage.py
+fast, bench/coverage.py at scale)."""
 
 from __future__ import annotations
 
@@ -81,26 +82,6 @@ def test_pairing_narrows_the_interval_of_a_shared_difficulty_difference() -> Non
         - resampled_scores([_record(b, gold)], Resampler(2000, seed=99))["TREC.acc"]
     )
     assert np.ptp(interval(paired)) < 0.5 * np.ptp(interval(unpaired))
-
-
-def test_interval_covers_the_true_difference_about_95_percent_of_the_time() -> None:
-    """400 data sets from a known distribution: accuracies 0.75 and 0.70 on items whose difficulty
-    both systems share, so the true difference is 5 points; the 95% interval should cover it in 93-97%."""
-    covered = 0
-    for repetition in range(400):
-        rng = np.random.default_rng(1000 + repetition)
-        n, gold = 400, np.zeros(400)
-        luck = rng.random(n)
-        a = (luck < 0.75).astype(float)
-        b = np.where(rng.random(n) < 0.5, luck < 0.70, rng.random(n) < 0.70).astype(float)
-        resampler = Resampler(1000, seed=repetition)
-        difference = (
-            resampled_scores([_record(a, gold + 1)], resampler)["TREC.acc"]
-            - resampled_scores([_record(b, gold + 1)], resampler)["TREC.acc"]
-        )
-        low, high = interval(difference)
-        covered += low <= 5.0 <= high
-    assert 0.93 <= covered / 400 <= 0.97
 
 
 def test_p_value_is_twice_the_smaller_tail() -> None:

@@ -91,11 +91,16 @@ def _accuracy_record(accuracy: float, seed: int, n: int = 4000) -> pd.DataFrame:
 
 
 def test_two_levels_carry_the_spread_between_seeds() -> None:
-    """Seeds scoring about 60, 70 and 80: the mean of 3 seeds drawn with replacement has a standard
-    deviation of sqrt(66.7 / 3) = 4.7 points, far above the item noise of 4000 items (0.7)."""
+    """Seeds scoring about 60, 70 and 80 on 4000 items: the plain two-level bootstrap's mean of 3 seeds
+    drawn with replacement has a standard deviation of sqrt(66.7 / 3) = 4.7 points, far above the item
+    noise (0.7); the few-seeds correction widens the interval to Student's: t_{2,0.975} s / sqrt(3) =
+    4.303 x 10 / 1.732 = 24.8 points each side (the items' 0.7 adding in quadrature)."""
     seeds = [_accuracy_record(a, s) for s, a in enumerate([0.6, 0.7, 0.8])]
+    plain = resampled_scores(seeds, Resampler(3000), few_seeds_correction=False)["TREC.acc"]
+    assert np.std(plain) == pytest.approx(np.sqrt(200 / 3 / 3), rel=0.15)
     values = resampled_scores(seeds, Resampler(3000))["TREC.acc"]
-    assert np.std(values) == pytest.approx(np.sqrt(200 / 3 / 3), rel=0.15)
+    low, high = interval(values)
+    assert (high - low) / 2 == pytest.approx(4.303 * 10 / np.sqrt(3), rel=0.1)
     items_only = resampled_scores(seeds[1:2], Resampler(3000))["TREC.acc"]
     assert np.std(items_only) < 1.0
 
