@@ -12,6 +12,7 @@ import click
 import pandas as pd
 
 from harness.errors import HarnessError
+from harness.report.aggregate_check import check_tables
 from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings
@@ -74,6 +75,8 @@ def write_study(
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
+    notes += [f"The paper's own numbers disagree: {m} (harness/report/aggregate_check.py)."
+              for m in check_tables(spec.tables)]  # fmt: skip
     seeds = dict(zip(frame.run_id, frame["seed"], strict=True)) if "seed" in frame.columns else {}
     evidence = (
         Evidence(tracker, resampler or Resampler(), seeds, margins=spec.margins()) if statistics else None

@@ -20,6 +20,15 @@ paper with its section, and written as a comparison the runs can check (harness.
         best: {lambda: 0.3}                     # the claimed best cell
         paper: 70.44                            # the paper's value of that cell
 
+      - id: lambda_decreases_transfer
+        kind: trend                             # "the metric rises (falls) along a param": every step
+        source: Liao 5.1, Table 4
+        text: "Increasing lambda tends to decrease the model performance."
+        metric: transfer.avg
+        among: {tau: 1.0}
+        by: lambda                              # one param; its cells in the order of its values
+        direction: decreasing                   # or increasing
+
 A row is every run whose params match (values compare as numbers where both are; a list accepts any of
 its values); runs that differ only in `seed` are one row's seeds. A row that matches runs of several
 configurations is refused, naming the params that split it."""
@@ -81,13 +90,31 @@ class BestClaim(_Claim):
         return None
 
 
+class TrendClaim(_Claim):
+    """`metric` rises (`increasing`) or falls along the values of the param `by` within `among`: every
+    step between neighbouring values in the claimed direction (judged as that many comparisons, each
+    "the later beats the earlier" or the reverse)."""
+
+    kind: Literal["trend"]
+    among: dict[str, Any] = Field(default_factory=dict)
+    by: str
+    direction: Literal["increasing", "decreasing"]
+
+    @property
+    def paper_difference(self) -> float | None:
+        return None
+
+
 def _kind(value: Any) -> str:
     """A claim's kind: `compare` unless it says `best`."""
     return str(value.get("kind", "compare") if isinstance(value, dict) else getattr(value, "kind", "compare"))
 
 
 Claim = Annotated[
-    Annotated[CompareClaim, Tag("compare")] | Annotated[BestClaim, Tag("best")], Discriminator(_kind)
+    Annotated[CompareClaim, Tag("compare")]
+    | Annotated[BestClaim, Tag("best")]
+    | Annotated[TrendClaim, Tag("trend")],
+    Discriminator(_kind),
 ]
 
 
@@ -113,8 +140,9 @@ def row_runs(frame: pd.DataFrame, where: dict[str, Any], name: str) -> pd.DataFr
     return runs.sort_values(SEED) if SEED in runs.columns else runs
 
 
-def cells(frame: pd.DataFrame, claim: BestClaim) -> dict[tuple, pd.DataFrame]:
-    """A best-of-grid claim's cells: the runs of `among`, by their values of `by` (each one row)."""
+def cells(frame: pd.DataFrame, claim: BestClaim | TrendClaim) -> dict[tuple, pd.DataFrame]:
+    """A best-of-grid or trend claim's cells: the runs of `among`, by their values of `by` (each one row),
+    in the order of those values."""
     name = f"claim {claim.id}"
     try:
         runs = filter_runs(frame, claim.among, name)
@@ -122,14 +150,20 @@ def cells(frame: pd.DataFrame, claim: BestClaim) -> dict[tuple, pd.DataFrame]:
         if "no run has" in str(exc):
             return {}
         raise
-    missing = [p for p in claim.by if p not in runs.columns]
+    by = claim_by(claim)
+    missing = [p for p in by if p not in runs.columns]
     if missing:
         raise HarnessError(f"{name}: 'by' names {missing}, which are not params of the runs")
     out = {}
-    for key, group in runs.groupby(claim.by, sort=True):
+    for key, group in runs.groupby(by, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         out[key] = row_runs(group, {}, name)
     return out
+
+
+def claim_by(claim: BestClaim | TrendClaim) -> list[str]:
+    """The params whose values make a claim's cells."""
+    return [claim.by] if isinstance(claim.by, str) else list(claim.by)
 
 
 def is_best_cell(key: tuple, claim: BestClaim) -> bool:

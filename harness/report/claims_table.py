@@ -9,8 +9,8 @@ from harness.report.verdicts import NOT_RUN, PARTIAL, Verdict, counts
 from harness.stats.equivalence import Margins
 
 HEADER = (
-    "Claim & Metric & Paper $\\Delta$ & Harness $\\Delta$ [95\\% interval] & $p_\\mathrm{Holm}$ & Direction "
-    "& Size against the paper"
+    "Claim & Metric & Paper $\\Delta$ & The paper's numbers & Harness $\\Delta$ [95\\% interval] & "
+    "$p_\\mathrm{Holm}$ & Direction & Size against the paper"
 )
 
 
@@ -44,12 +44,15 @@ def sized(v: Verdict) -> str:
 
 
 def _row(v: Verdict, resamples: int) -> str:
-    claim = f"\\textbf{{{escape_latex(v.id)}}} ({escape_latex(v.source)}): {latex_label(v.text)}"
+    name = escape_latex(v.id).replace("\\_", "\\_\\allowbreak{}")  # long ids break at their underscores
+    claim = f"\\textbf{{{name}}} ({escape_latex(v.source)}): {latex_label(v.text)}"
     if v.kind == "best":
         claim += " \\emph{[best of a grid: margin over the harness's runner-up"
         if v.share_best is not None:
             claim += f"; best in {escape_latex(share_text(v.share_best))} of resamples"
         claim += "]}"
+    if v.kind == "trend":
+        claim += " \\emph{[a trend: every step between neighbouring values; the weakest step shown]}"
     if v.verdict == NOT_RUN:
         harness = f"\\emph{{{escape_latex(v.note)}}}"
     else:
@@ -62,7 +65,8 @@ def _row(v: Verdict, resamples: int) -> str:
         if v.paper_margin is not None:
             paper += f"; margin {_number(v.paper_margin)}"
     size = escape_latex(sized(v)).replace("+-", "$\\pm$")
-    cells = [claim, escape_latex(v.metric), paper, harness, p, f"\\textbf{{{verdict}}}", size]
+    says = escape_latex(v.paper_says or "--") + (f" ({escape_latex(v.paper_note)})" if v.paper_note else "")
+    cells = [claim, escape_latex(v.metric), paper, says, harness, p, f"\\textbf{{{verdict}}}", size]
     return " & ".join(cells) + " \\\\"
 
 
@@ -90,7 +94,8 @@ def claims_latex(
         "same pair (Paper $\\Delta$; best of a grid: the claimed cell - the harness's runner-up, and the "
         "paper's own margin over its runner-up) lies against the interval, and whether the harness's "
         f"difference is equivalent to it within {stated} (two one-sided tests at 0.05: "
-        "reproduced). docs/statistics.md."
+        "reproduced). The paper's numbers: what the paper's own tables say of the claim as worded "
+        "(supports / partly / contradicts / tie; harness/report/paper\\_support.py). docs/statistics.md."
     )
     if setting_note:
         caption += (
@@ -100,12 +105,11 @@ def claims_latex(
     judged = [v for v in verdicts if v.verdict != NOT_RUN]  # the judged first, then what did not run
     rows = "\n".join(_row(v, resamples) for v in [*judged, *(v for v in verdicts if v.verdict == NOT_RUN)])
     ragged = ">{\\raggedright\\arraybackslash}p"
-    columns = (
-        f"@{{}}{ragged}{{0.27\\linewidth}}{ragged}{{0.09\\linewidth}}{ragged}{{0.1\\linewidth}}"
-        f"{ragged}{{0.15\\linewidth}}r{ragged}{{0.08\\linewidth}}{ragged}{{0.14\\linewidth}}@{{}}"
-    )
+    widths = (0.22, 0.08, 0.09, 0.1, 0.12)
+    columns = "@{}" + "".join(f"{ragged}{{{w}\\linewidth}}" for w in widths)
+    columns += f"r{ragged}{{0.08\\linewidth}}{ragged}{{0.12\\linewidth}}@{{}}"
     head = f"\\toprule\n{HEADER} \\\\\n\\midrule\n"
     return (  # a longtable: a paper's many claims break across pages, the header repeated
-        f"{{\\footnotesize\n\\begin{{longtable}}{{{columns}}}\n\\caption{{{caption}}}\\label{{tab:claims-{study}}}\\\\\n"
+        f"{{\\scriptsize\n\\begin{{longtable}}{{{columns}}}\n\\caption{{{caption}}}\\label{{tab:claims-{study}}}\\\\\n"
         f"{head}\\endfirsthead\n{head}\\endhead\n{rows}\n\\bottomrule\n\\end{{longtable}}}}\n"
     )

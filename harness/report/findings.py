@@ -90,6 +90,7 @@ class StudyFindings:
             if v.verdict == NOT_RUN:
                 continue
             paper = "" if v.paper_difference is None else f", paper {v.paper_difference:+.2f}: {sized(v)}"
+            paper += f"; the paper's numbers: {v.paper_says}" if v.paper_says not in ("", "--") else ""
             out.append(f"  {v.id}: {v.shown} ({v.metric} {v.difference:+.2f} [{v.low:+.2f}, {v.high:+.2f}]"
                        f"{paper}; Holm p {p_text(v.p_holm, self.resamples)}; {v.covers})")  # fmt: skip
         unrun = [v.id for v in self.verdicts if v.verdict == NOT_RUN]

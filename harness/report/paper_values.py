@@ -4,7 +4,9 @@ grid) without transcribing them twice.
 
 A `kind: runs` table labels its rows with a template over params (`tau = {tau}`, under `where:
 {lambda: 0.5}`); each of its reference labels read back through the template (and `rename` undone) gives
-the params of one paper row, and the table's columns say which metric each of its values is. A paper row
+the params of one paper row, and the table's columns say which metric each of its values is. A `kind:
+grid` table's reference cell (row, column) is its `rows` and `columns` params' values (`rename` undone),
+of its one metric; its derived rows (differences) are not configurations. A paper row
 matches a set of params when every param both name has the same value (numbers compared as numbers)."""
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.report.parts.grid_table import GridTable
 from harness.report.parts.runs_table import RunsTable
 
 
@@ -51,10 +54,29 @@ def same(value: Any, wanted: Any) -> bool:
         return str(value) == str(wanted)
 
 
+def _grid_rows(table: GridTable, metric: str) -> list[PaperRow]:
+    """A grid table's reference cells as paper rows (module docstring)."""
+    if table.metric != metric:
+        return []
+    raw = {shown: value for value, shown in table.rename.items()}
+    fixed = {k: v for k, v in table.where.items() if not isinstance(v, list)}
+    out = []
+    for row, values in table.reference.items():
+        if row in table.derived_rows:
+            continue
+        for column, value in values.items():
+            params = {**fixed, table.rows: raw.get(row, row), table.columns: raw.get(column, column)}
+            out.append(PaperRow(params, float(value), f"{table.reference_source}, {row}, {column}"))
+    return out
+
+
 def paper_rows(tables: Iterable[object], metric: str) -> list[PaperRow]:
-    """Every reference row of the `kind: runs` tables that prints `metric`, with its params."""
+    """Every reference row of the `kind: runs` and `kind: grid` tables that prints `metric`, with its
+    params."""
     rows = []
     for table in tables:
+        if isinstance(table, GridTable):
+            rows += _grid_rows(table, metric)
         if not isinstance(table, RunsTable) or not table.reference:
             continue
         headers = [h for h, m in table.columns.items() if m == metric]
@@ -63,16 +85,13 @@ def paper_rows(tables: Iterable[object], metric: str) -> list[PaperRow]:
             continue
         pattern, _ = read
         for label, values in table.reference.items():
-            raw = [r for r, shown in table.rename.items() if shown == label] or [label]
-            found = next((m for m in (pattern.match(r) for r in raw) if m), None)
             value = next((values[h] for h in headers if h in values), None)
-            if found is None or value is None:
-                continue
-            params = {
-                **{k: v for k, v in table.where.items() if not isinstance(v, list)},
-                **found.groupdict(),
-            }
-            rows.append(PaperRow(params, float(value), f"{table.reference_source}, {label}"))
+            raw = [r for r, shown in table.rename.items() if shown == label] or [label]
+            fixed = {k: v for k, v in table.where.items() if not isinstance(v, list)}
+            for found in (pattern.match(r) for r in raw):  # labels renamed alike: a row each
+                if found is not None and value is not None:
+                    params = {**fixed, **found.groupdict()}
+                    rows.append(PaperRow(params, float(value), f"{table.reference_source}, {label}"))
     return rows
 
 

@@ -31,10 +31,19 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import HarnessError
-from harness.report.claim_spec import BestClaim, CompareClaim, cells, is_best_cell, row_runs
+from harness.report.claim_spec import (
+    BestClaim,
+    CompareClaim,
+    TrendClaim,
+    cells,
+    claim_by,
+    is_best_cell,
+    row_runs,
+)
 from harness.report.collect import same_value
 from harness.report.evidence import Evidence
-from harness.report.paper_values import lookup, paper_grid, paper_rows, same_cell
+from harness.report.paper_support import paper_says
+from harness.report.paper_values import PaperRow, lookup, paper_grid, paper_rows, same_cell
 from harness.stats.compare import HOLDS, INCONCLUSIVE, REVERSED, Difference, best_share, judge
 from harness.stats.equivalence import Equivalence, size
 
@@ -68,6 +77,8 @@ class Verdict:
     margin: float | None = None  # the stated equivalence margin
     p_tost: float | None = None
     reproduced: bool | None = None  # equivalent to the paper's difference within the margin (TOST)
+    paper_says: str = ""  # the paper's own numbers on the claim as worded (harness.report.paper_support)
+    paper_note: str = ""  # what in the paper's numbers goes against it
     note: str = ""
     comparisons: list[Difference] = field(default_factory=list, repr=False)
     resampled: np.ndarray | None = field(default=None, repr=False)  # the shown difference's resamples
@@ -154,19 +165,73 @@ def _best(claim: BestClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Ve
     verdict.paper_difference = None if claimed_paper is None or theirs is None else claimed_paper - theirs
 
 
-def _grid_size(claim: BestClaim, configurations: list[dict] | None) -> int | None:
+def _value_order(key: tuple) -> tuple:
+    """Cells in the order of their values: numbers as numbers."""
+    try:
+        return tuple(float(v) for v in key)
+    except (TypeError, ValueError):
+        return tuple(str(v) for v in key)
+
+
+def _trend(claim: TrendClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict,
+           paper: dict[tuple, float]) -> None:  # fmt: skip
+    """Every step between neighbouring values of `by`, later minus earlier (increasing) or the reverse;
+    the shown difference is the weakest step's, beside the paper's for the same step."""
+    if _unlogged(frame, claim.metric, verdict):
+        return
+    grid = cells(frame, claim)
+    keys = sorted(grid, key=_value_order)
+    if len(keys) < 2:
+        verdict.note = f"the runs have {len(keys)} cell(s) of {shown(claim.among) or 'the grid'}: no step"
+        return
+    values = [evidence.resampled(list(grid[k].run_id), [claim.metric]).get(claim.metric) for k in keys]
+    observed = [_observed(frame, grid[k], claim.metric) for k in keys]
+    if any(v is None for v in values) or any(o is None for o in observed):
+        verdict.note = f"the runs have no item record for {claim.metric}"
+        return
+    sign = 1.0 if claim.direction == "increasing" else -1.0
+    steps = range(len(keys) - 1)
+    verdict.comparisons = [
+        Difference.of(sign * (observed[i + 1] - observed[i]), sign * (values[i + 1] - values[i]))  # type: ignore[operator]
+        for i in steps
+    ]
+    verdict.cells = len(keys)
+    at = min(steps, key=lambda i: verdict.comparisons[i].observed)
+    weakest = verdict.comparisons[at]
+    verdict.covers = evidence.covers(list(grid[keys[at]].run_id), list(grid[keys[at + 1]].run_id))
+    verdict.difference, verdict.low, verdict.high = weakest.observed, weakest.low, weakest.high
+    verdict.resampled = sign * (values[at + 1] - values[at])  # type: ignore[operator]
+    ends = [lookup(paper, keys[at]), lookup(paper, keys[at + 1])]
+    verdict.paper_difference = None if None in ends else sign * (ends[1] - ends[0])  # type: ignore[operator]
+
+
+def _grid_size(claim: BestClaim | TrendClaim, configurations: list[dict] | None) -> int | None:
     """The cells of the claim's grid in the paper profile's configurations (None: no paper profile, or
     it runs none of the claim's rows)."""
     if not configurations:
         return None
-    keys = set()
+    keys, by = set(), claim_by(claim)
     for params in configurations:
-        if all(p in params for p in claim.by) and all(
+        if all(p in params for p in by) and all(
             p in params and any(same_value(params[p], w) for w in (v if isinstance(v, list) else [v]))
             for p, v in claim.among.items()
         ):
-            keys.add(tuple(str(params[p]) for p in claim.by))
+            keys.add(tuple(str(params[p]) for p in by))
     return len(keys) or None
+
+
+AnyClaim = CompareClaim | BestClaim | TrendClaim
+
+
+def _judge_one(claim: AnyClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict,
+               rows: list[PaperRow], configurations: list[dict] | None) -> None:  # fmt: skip
+    """The claim's comparisons by its kind (`rows`: the paper's rows of its metric)."""
+    if isinstance(claim, CompareClaim):
+        _compare(claim, frame, evidence, verdict)
+        return
+    verdict.grid_cells = _grid_size(claim, configurations)
+    paper = paper_grid(rows, claim.among, claim_by(claim))
+    (_best if isinstance(claim, BestClaim) else _trend)(claim, frame, evidence, verdict, paper)  # type: ignore[arg-type]
 
 
 def _size(verdict: Verdict, margin: float) -> None:
@@ -179,7 +244,7 @@ def _size(verdict: Verdict, margin: float) -> None:
 
 
 def judge_claims(
-    claims: list[CompareClaim | BestClaim],
+    claims: list[AnyClaim],
     frame: pd.DataFrame,
     evidence: Evidence,
     at_setting: bool,
@@ -194,14 +259,11 @@ def judge_claims(
         verdict = Verdict(claim.id, claim.source, claim.text, claim.metric, claim.kind, NOT_RUN, at_setting,
                           paper_difference=claim.paper_difference,
                           paper_value=claim.paper if isinstance(claim, BestClaim) else None)  # fmt: skip
+        if claim.metric not in rows:
+            rows[claim.metric] = paper_rows(tables or [], claim.metric)
+        verdict.paper_says, verdict.paper_note = paper_says(claim, rows[claim.metric])
         try:
-            if isinstance(claim, CompareClaim):
-                _compare(claim, frame, evidence, verdict)
-            else:
-                if claim.metric not in rows:
-                    rows[claim.metric] = paper_rows(tables or [], claim.metric)
-                verdict.grid_cells = _grid_size(claim, configurations)
-                _best(claim, frame, evidence, verdict, paper_grid(rows[claim.metric], claim.among, claim.by))
+            _judge_one(claim, frame, evidence, verdict, rows[claim.metric], configurations)
         except HarnessError as exc:  # e.g. rows matching several configurations: this claim, not the report
             verdict.note, verdict.comparisons = f"not judged: {exc}", []
         verdicts.append(verdict)

@@ -42,3 +42,20 @@ def test_renamed_labels_and_unreadable_templates() -> None:
     two = _tau_table(label="{selection}, tau = {tau}", reference={"allpalln, tau = 1.0": {"Avg.": 70.05}})
     (row,) = paper_rows([two], AVG)
     assert row.params == {"lambda": 0.5, "selection": "allpalln", "tau": "1.0"}
+
+
+def test_a_grid_tables_reference_cells_and_rows_renamed_alike() -> None:
+    from harness.report.parts.grid_table import GridTable
+
+    grid = GridTable(name="g", kind="grid", rows="head", columns="variant", metric=AVG,
+                     rename={"cosine": "Cosine", "a": "Pipeline A"},
+                     derived_rows={"Difference": {"op": "difference", "of": ["Cosine", "linear"]}},
+                     reference={"Cosine": {"Pipeline A": 0.593, "b": 0.588},
+                                "Difference": {"Pipeline A": 0.016}})  # fmt: skip
+    rows = paper_rows([grid], AVG)
+    assert [(r.params, r.value) for r in rows] == [({"head": "cosine", "variant": "a"}, 0.593),
+                                                   ({"head": "cosine", "variant": "b"}, 0.588)]  # fmt: skip
+    alike = _tau_table(label="{variant}", where={},
+                       rename={"CoLA_3": "[0.0,0.1,0.2]", "RTE_3": "[0.0,0.1,0.2]"},
+                       reference={"[0.0,0.1,0.2]": {"Avg.": 58.9}})  # fmt: skip
+    assert [r.params["variant"] for r in paper_rows([alike], AVG)] == ["CoLA_3", "RTE_3"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.report.claim_spec import BestClaim, CompareClaim
+from harness.report.claim_spec import BestClaim, CompareClaim, TrendClaim
 from harness.report.parts.runs_table import RunsTable
 from harness.report.verdicts import PARTIAL, judge_claims
 from harness.stats.compare import HOLDS, REVERSED
@@ -103,3 +103,20 @@ def test_what_a_paired_interval_covers_names_both_rows_seeds() -> None:
     frame = runs([("a1", 1.0, 1, 10.0), ("a2", 1.0, 2, 20.0), ("b1", 0.1, 1, 5.0)])
     (verdict,) = judge_claims([compare(1.0, 0.1)], frame, grid_evidence(frame), at_setting=True)
     assert verdict.covers == "seeds and items (1 and 2 seeds, few: Student's t on the seeds)"
+
+
+def test_a_trend_is_judged_step_by_step_and_shows_its_weakest_step() -> None:
+    """tau 0.1 -> 0.5 -> 1.0 scores 2, 8, 10: rising holds on both steps, the weakest +2 (0.5 to 1.0);
+    falling is reversed, its weakest step -6 (0.1 to 0.5). The paper's 0.5 -> 1.0 step (+1) is the rising
+    claim's paper difference."""
+    rising = TrendClaim(
+        id="up", kind="trend", source="s", text="t", metric=METRIC, by="tau", direction="increasing"
+    )
+    paper = {f"tau = {t}": {"Avg.": v} for t, v in ((0.1, 3.0), (0.5, 9.0), (1.0, 10.0))}
+    table = RunsTable(name="t", kind="runs", label="tau = {tau}", columns={"Avg.": METRIC}, reference=paper)
+    up, down = judge_claims([rising, rising.model_copy(update={"id": "down", "direction": "decreasing"})],
+                            GRID, grid_evidence(), True, tables=[table])  # fmt: skip
+    assert up.verdict == HOLDS and up.cells == 3 and len(up.comparisons) == 2
+    assert up.difference == pytest.approx(2.0, abs=0.02) and up.paper_difference == pytest.approx(1.0)
+    assert up.paper_says == "supports" and down.paper_says == "contradicts"
+    assert down.verdict == REVERSED and down.difference == pytest.approx(-6.0, abs=0.02)
