@@ -1,6 +1,7 @@
-"""`harness report --all`: the reproduction book. A section per paper with every shipped study that has runs
-in the store; the studies not run yet on one page, in the order they can run (a study after the one it
-reads: an ensemble after its members) with the command for each; the store's other studies (a
+"""`harness report --all`: the reproduction book. A section per paper: its claims (what its own tables say
+of each, the harness's verdict where its study ran, those no table decides), then every shipped study
+that has runs in the store; the studies not run yet on one page, in the order they can run (a study
+after the one it reads: an ensemble after its members) with the command for each; the store's other studies (a
 researcher's own YAML files elsewhere, derived studies) named with the command that reports each."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.report.build import DOCUMENT, compile_pdf, replace_folder, write_study
+from harness.report.claims_list import claims_list
 from harness.report.findings import StudyFindings, log_findings, summary_page
 from harness.report.spec import ReportSpec, load_spec
 from harness.report.tables import escape_latex
@@ -143,8 +145,10 @@ def build_book(
             sections.setdefault(spec.paper, []).append(part)
         book.not_run = {study: book.not_run[study] for study in run_order(list(book.not_run), book.needs)}
         book.others = other_studies(tracker, set(specs))
+        papers = sorted({spec.paper for spec in specs.values()})  # every paper: its claims need no run
         body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + summary_page(paper, book.findings)
-                          + "\n".join(parts) for paper, parts in sorted(sections.items()))  # fmt: skip
+                          + claims_list(paper, specs, book.findings) + "\n".join(sections.get(paper, []))
+                          for paper in papers)  # fmt: skip
         front = "\\tableofcontents\n\\clearpage\n" + (not_run_page(book, specs) if book.not_run else "")
         front += other_studies_page(book) if book.others else ""
         front += "\\clearpage\n" if book.not_run or book.others else ""

@@ -105,6 +105,15 @@ class TrendClaim(_Claim):
         return None
 
 
+class UndecidableClaim(BaseModel):
+    """A claim of the paper that its tables cannot decide, and why (listed on the paper's book page)."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: str = Field(min_length=1)
+    text: str = Field(min_length=1, description="the paper's statement")
+    why: str = Field(min_length=1, description="why no table of the paper decides it")
+
+
 def _kind(value: Any) -> str:
     """A claim's kind: `compare` unless it says `best`."""
     return str(value.get("kind", "compare") if isinstance(value, dict) else getattr(value, "kind", "compare"))

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from harness.config import one_line_error
 from harness.errors import HarnessError
 from harness.evaluate.registry import aggregates
-from harness.report.claim_spec import Claim
+from harness.report.claim_spec import Claim, UndecidableClaim
 from harness.report.names import SHORT_NAMES
 from harness.report.parts.base import ReportPart, part_of
 from harness.stats.equivalence import DEFAULT_MARGIN, Margins
@@ -32,6 +32,9 @@ class ReportSpec(BaseModel):
     figures: list[ReportPart] = Field(default_factory=list, description="figure parts, by kind")
     claims: list[Claim] = Field(
         default_factory=list, description="the paper's claims on its ablations (harness.report.claim_spec)"
+    )
+    undecidable: list[UndecidableClaim] = Field(
+        default_factory=list, description="the paper's claims its tables cannot decide, with why"
     )
     equivalence_margin: float | dict[str, float] = Field(
         DEFAULT_MARGIN,

@@ -41,6 +41,12 @@ class TableStats:
     missing_baseline: str | None = None  # the spec's baseline, where these runs have no such row
     mixed: int = 0  # cells whose runs are several configurations (no interval)
     resamples: int = 0
+    tied: set[str] = field(default_factory=set)  # columns ("*": the whole table) whose best is a tie
+
+    def best_mark(self, column: str) -> str:
+        """How the best value of a column is marked: bold when it beats the runner-up beyond their paired
+        interval, else "=" (a tie: the bold would claim more than the runs show)."""
+        return "tie" if column in self.tied or "*" in self.tied else "bold"
 
     def ci(self, label: str, column: str, digits: int) -> str:
         low_high = self.intervals.get((label, column))
@@ -83,6 +89,11 @@ class TableStats:
             text += f" No dagger: these runs have no row {self.missing_baseline} to compare with."
         if self.mixed:
             text += f" {self.mixed} cell(s) average runs of several configurations: no interval."
+        if self.tied:
+            text += (
+                " Bold: the best, beyond the paired 95\\% interval of its difference with the runner-up;"
+                " $^{=}$: the best, but within it (a tie)."
+            )
         if self.reproduced:
             inside = sum(v == INSIDE for v in self.reproduced.values())
             same, margins = sum(self.equivalent.values()), self.margins.stated("$\\pm$")
@@ -141,6 +152,28 @@ def table_stats(
         stats.daggers = {cell for (cell, _), r in zip(tested, rejected, strict=True) if r}
         stats.comparisons = len(tested)
     return stats
+
+
+def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[list[str], str]],
+              mean: pd.DataFrame, best_overall: bool) -> None:  # fmt: skip
+    """Record in `stats.tied` each column (or "*": the whole table) whose best cell does not beat the
+    runner-up beyond the 95% interval of their paired difference (cells with runs only)."""
+    groups = {"*": list(cells)} if best_overall else {}
+    if not best_overall:
+        for label, column in cells:
+            groups.setdefault(column, []).append((label, column))
+    for key, members in groups.items():
+        ranked = sorted((c for c in members if not pd.isna(mean.at[c])), key=lambda c: -mean.at[c])
+        if len(ranked) < 2:
+            continue
+        (top, top_metric), (second, second_metric) = (cells[c] for c in ranked[:2])
+        a = evidence.resampled(top, [top_metric]).get(top_metric)
+        b = evidence.resampled(second, [second_metric]).get(second_metric)
+        if a is None or b is None:
+            continue
+        low, _ = interval(a - b)
+        if not low > 0:
+            stats.tied.add(key)
 
 
 def derived_vector(spec: object) -> Callable[[Vector, str, str], np.ndarray | None]:

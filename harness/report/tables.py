@@ -13,7 +13,7 @@ from pandas.io.formats.style import Styler
 from harness.errors import HarnessError
 from harness.report.collect import require_columns
 from harness.report.setting import Setting
-from harness.report.table_stats import TableStats, derived_vector, table_stats
+from harness.report.table_stats import TableStats, derived_vector, mark_ties, table_stats
 
 if TYPE_CHECKING:
     from harness.report.evidence import Evidence
@@ -47,9 +47,11 @@ def summary_stats(
     spec: Summarised,
     setting: Setting | None,
     mixed: list,
+    best_overall: bool = False,
 ) -> TableStats:
-    """The table's intervals, daggers against `spec.baseline` and reproduction marks (at the paper's
-    setting only: elsewhere the paper's values are another model's)."""
+    """The table's intervals, daggers against `spec.baseline`, reproduction marks (at the paper's
+    setting only: elsewhere the paper's values are another model's), and which bests are ties (per
+    column, or over the whole table with `best_overall`)."""
     baseline = spec.baseline if spec.baseline in mean.index else None  # a profile may not run it
     shown = [(label, column) for label in mean.index for column in mean.columns]
     comparable = setting is None or setting.matches
@@ -60,6 +62,7 @@ def summary_stats(
     stats.mixed = len(mixed)
     evidence.reproduced[spec.name] = stats.reproduced  # the book's per-paper count of reproduced cells
     evidence.equivalent[spec.name] = stats.equivalent
+    mark_ties(stats, evidence, cells, mean, best_overall)
     return stats
 
 
@@ -109,7 +112,8 @@ def render_summary(
         if count[label] > 1 and not pd.isna(std.at[label, column]):
             text += f" $\\pm$ {std.at[label, column]:.{digits}f}"
         if count[label] > 0 and not pd.isna(value) and round(value, digits) == best[column]:
-            text = f"\\textbf{{{text}}}"
+            tie = stats is not None and stats.best_mark(column) == "tie"
+            text = f"{text}$^{{=}}$" if tie else f"\\textbf{{{text}}}"
         return text + (stats.mark(label, column) if stats else "")
 
     def paper(label: str, column: str) -> str:

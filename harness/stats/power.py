@@ -26,3 +26,29 @@ def detectable_difference(
     """MDE_K; `seed_variance` None (one finished seed): the items' part alone."""
     variance = item_variance + (0.0 if seed_variance is None else seed_variance / seeds)
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * math.sqrt(variance))
+
+
+def power_at(effect: float, item_variance: float, seed_variance: float | None, seeds: int,
+             alpha: float = 0.05) -> float:  # fmt: skip
+    """The power of the two-sided test at `alpha` to detect a true difference `effect` with K seeds:
+    Phi(|effect| / sqrt(var_K) - z_{1 - alpha / 2}) + Phi(-|effect| / sqrt(var_K) - z_{1 - alpha / 2})
+    (both tails; the same normal approximation as MDE_K)."""
+    variance = item_variance + (0.0 if seed_variance is None else seed_variance / seeds)
+    if variance <= 0:
+        return 1.0 if effect else alpha
+    z, shift = norm.ppf(1 - alpha / 2), abs(effect) / math.sqrt(variance)
+    return float(norm.cdf(shift - z) + norm.cdf(-shift - z))
+
+
+def seeds_for(effect: float, item_variance: float, seed_variance: float | None, power: float = 0.8,
+              alpha: float = 0.05, most: int = 1000) -> int | None:  # fmt: skip
+    """The smallest K whose power at `effect` reaches `power`: K >= s_d^2 / ((|effect| / (z_a + z_p))^2 -
+    V_items), rounded up (at least 1); None when no number of seeds can (the items' floor alone is too
+    wide for `effect`: a larger test set, not more seeds) or `most` would not."""
+    needed = (abs(effect) / (norm.ppf(1 - alpha / 2) + norm.ppf(power))) ** 2 - item_variance
+    if needed <= 0:
+        return None
+    if not seed_variance:
+        return 1
+    k = max(1, math.ceil(seed_variance / needed))
+    return k if k <= most else None

@@ -189,7 +189,7 @@ def test_intervals_are_reproducible_and_change_with_the_bootstrap_seed(
 def test_plan_seeds_sizes_each_claim_from_the_finished_seeds(tmp_path: Path, reports_dir: Path) -> None:
     from harness.report.evidence import Evidence
     from harness.report.power import power_lines
-    from harness.stats.power import detectable_difference
+    from harness.stats.power import detectable_difference, power_at, seeds_for
     from harness.tracking.study_runs import trial_frame
 
     tracker = _store(tmp_path, _runs([1, 2, 3]))
@@ -209,8 +209,16 @@ def test_plan_seeds_sizes_each_claim_from_the_finished_seeds(tmp_path: Path, rep
         )
         for ra, rb in zip(a.run_id, b.run_id, strict=True)
     ]
-    expected = detectable_difference(float(np.mean(items)), float(np.var(differences, ddof=1)), 2)
-    assert f"(STS12-16.wmean): {expected:.2f}; the paper's difference +1.00" in line
+    item_variance, seed_variance = float(np.mean(items)), float(np.var(differences, ddof=1))
+    expected = detectable_difference(item_variance, seed_variance, 2)
+    power, needed = (
+        power_at(1.0, item_variance, seed_variance, 2),
+        seeds_for(1.0, item_variance, seed_variance),
+    )
+    assert (
+        f"(STS12-16.wmean): {expected:.2f}; at the paper's difference +1.00: power {100 * power:.0f}%" in line
+    )
+    assert ("no number of seeds reaches 80%" in line) == (needed is None)
     assert float(line.split(": ")[1].split(";")[0]) > float(
         next(line for line in ten if line.startswith("  low_noise_wins")).split(": ")[1].split(";")[0]
     )
@@ -305,4 +313,6 @@ def test_paper_values_are_marked_inside_above_or_below_the_interval(
     assert "99.00$^\\uparrow$" in rows and "1.00$^\\downarrow$" in rows
     assert "1 of 3 inside the harness's interval" in rows
     assert f"{round(ours, 2):.2f}$^\\equiv$" in rows  # its own value: reproduced within +-2 (TOST)
+    # lambda 0.5 and its twin 0.51 tie for the best: marked "=", not bold
+    assert f"{ours:.2f}$^{{=}}$" in rows and "\\textbf" not in rows and "(a tie)" in rows
     assert "within $\\pm$2 points (two one-sided tests at 0.05), 1 of 3" in rows

@@ -54,3 +54,28 @@ def test_runs_go_in_seed_order() -> None:
     """Rows pair by seed: every row's runs in the same (seed) order whatever order MLflow returned."""
     frame = pd.DataFrame({"run_id": ["c", "a", "b"], "seed": [3, 1, 2]})
     assert list(seed_sorted(frame).run_id) == ["a", "b", "c"]
+
+
+def test_the_best_is_bold_only_beyond_the_runner_ups_paired_interval() -> None:
+    """Column A: 10 against 5, a clear best (bold); column B: 10 against 9.98, inside the paired interval
+    of their difference (a tie, marked "="); over the whole table the best's runner-up is B's 9.98."""
+    import pandas as pd
+
+    from harness.report.table_stats import TableStats, mark_ties
+    from tests.report.known_resamples import around, known_evidence
+
+    evidence = known_evidence({"a": around(10, 1), "b": around(5, 2), "c": around(10, 3), "d": around(9.98, 4)},
+                              "m")  # fmt: skip
+    cells = {
+        ("x", "A"): (["a"], "m"),
+        ("y", "A"): (["b"], "m"),
+        ("x", "B"): (["c"], "m"),
+        ("y", "B"): (["d"], "m"),
+    }
+    mean = pd.DataFrame({"A": [10.0, 5.0], "B": [10.0, 9.98]}, index=["x", "y"])
+    stats = TableStats()
+    mark_ties(stats, evidence, cells, mean, best_overall=False)
+    assert stats.tied == {"B"} and stats.best_mark("A") == "bold" and stats.best_mark("B") == "tie"
+    overall = TableStats()
+    mark_ties(overall, evidence, cells, mean, best_overall=True)
+    assert overall.tied == {"*"} and overall.best_mark("A") == "tie"

@@ -73,7 +73,7 @@ def grid_latex(
                 cells[(shown(row), shown(column))] = (list(runs.run_id), spec.metric)
             else:
                 mixed.append((shown(row), shown(column)))
-        stats = summary_stats(evidence, cells, grid, spec, setting, mixed)
+        stats = summary_stats(evidence, cells, grid, spec, setting, mixed, best_overall=True)
     return render_summary(
         grid, std, count, spec, best_overall=True, corner=corner, setting=setting, stats=stats
     )
