@@ -64,8 +64,8 @@ def test_the_best_is_bold_only_beyond_the_runner_ups_paired_interval() -> None:
     from harness.report.table_stats import TableStats, mark_ties
     from tests.report.known_resamples import around, known_evidence
 
-    evidence = known_evidence({"a": around(10, 1), "b": around(5, 2), "c": around(10, 3), "d": around(9.98, 4)},
-                              "m")  # fmt: skip
+    values = {"a": around(10, 1), "b": around(5, 2), "c": around(10, 3), "d": around(9.98, 4)}
+    evidence = known_evidence(values, "m")
     cells = {
         ("x", "A"): (["a"], "m"),
         ("y", "A"): (["b"], "m"),
