@@ -9,6 +9,7 @@ paper with its section, and written as a comparison the runs can check (harness.
         better: {lambda: 0.3, tau: 1.0}         # the row claimed better: run params (seeds: every one)
         worse: {lambda: 0.1, tau: 1.0}          # the row claimed worse
         paper: [70.44, 69.18]                   # the paper's values of the two rows, as printed
+        # worse_study: chen_supervised          # a row of another study of the same store (optional)
 
       - id: lambda0.3_best
         kind: best                              # "best of a grid": the claimed cell beats every other
@@ -44,6 +45,8 @@ from harness.errors import HarnessError
 from harness.report.collect import filter_runs, same_value, varying_params
 
 SEED = "seed"
+OTHER_STUDY = ("the study of the same store whose runs `{row}` names (default: this one); rows of two "
+               "studies pair where their items match")  # fmt: skip
 
 
 class _Claim(BaseModel):
@@ -61,6 +64,8 @@ class CompareClaim(_Claim):
     better: dict[str, Any] = Field(min_length=1)
     worse: dict[str, Any] = Field(min_length=1)
     paper: tuple[float, float] | None = Field(None, description="the paper's values: [better, worse]")
+    better_study: str | None = Field(None, description=OTHER_STUDY.format(row="better"))
+    worse_study: str | None = Field(None, description=OTHER_STUDY.format(row="worse"))
 
     @property
     def paper_difference(self) -> float | None:

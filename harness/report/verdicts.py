@@ -109,16 +109,31 @@ def _unlogged(frame: pd.DataFrame, metric: str, verdict: Verdict) -> bool:
     return True
 
 
+def _study_frame(study: str | None, frame: pd.DataFrame, evidence: Evidence) -> pd.DataFrame:
+    """The runs a row of a claim names: this study's, or another study's of the same store (its latest
+    finished study run)."""
+    if study is None:
+        return frame
+    from harness.tracking.study_runs import trial_frame
+
+    try:
+        return trial_frame(evidence.tracker, study)[0]
+    except HarnessError as exc:
+        raise HarnessError(f"study {study} of the same store: {exc}") from None
+
+
 def _compare(claim: CompareClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict) -> None:
-    if _unlogged(frame, claim.metric, verdict):
+    frames = [_study_frame(s, frame, evidence) for s in (claim.better_study, claim.worse_study)]
+    if any(_unlogged(f, claim.metric, verdict) for f in frames):
         return
-    better, worse = (row_runs(frame, rows, f"claim {claim.id}") for rows in (claim.better, claim.worse))
+    better, worse = (row_runs(f, rows, f"claim {claim.id}")
+                     for f, rows in zip(frames, (claim.better, claim.worse), strict=True))  # fmt: skip
     missing = [name for name, runs in (("better", better), ("worse", worse)) if runs.empty]
     if missing:
         verdict.note = f"no run has {' or '.join(f'{n} ({shown(getattr(claim, n))})' for n in missing)}"
         return
     values = [evidence.resampled(list(r.run_id), [claim.metric]).get(claim.metric) for r in (better, worse)]
-    observed = [_observed(frame, r, claim.metric) for r in (better, worse)]
+    observed = [_observed(f, r, claim.metric) for f, r in zip(frames, (better, worse), strict=True)]
     if any(v is None for v in values) or any(o is None for o in observed):
         verdict.note = f"the runs have no item record for {claim.metric}"
         return

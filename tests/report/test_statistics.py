@@ -316,3 +316,29 @@ def test_paper_values_are_marked_inside_above_or_below_the_interval(
     # lambda 0.5 and its twin 0.51 tie for the best: marked "=", not bold
     assert f"{ours:.2f}$^{{=}}$" in rows and "\\textbf" not in rows and "(a tie)" in rows
     assert "within $\\pm$2 points (two one-sided tests at 0.05), 1 of 3" in rows
+
+
+def test_a_claim_names_a_row_of_another_study_of_the_store(tmp_path: Path, reports_dir: Path) -> None:
+    """stats_demo's lambda 0.5 against the row `baseline` of a second study scored on the same items: the
+    claim is judged across the two studies, paired by item (a twin in the other study gives exactly 0)."""
+    _store(tmp_path, _runs([1]))
+    other = [
+        ({"variant": "baseline", "seed": 1}, _record(2.0, 1)),
+        ({"variant": "twin", "seed": 1}, _record(0.6, 101)),
+    ]
+    _store(tmp_path / "other", other, study="other_demo")
+
+    def against(name: str, variant: str, study: str) -> dict:
+        return {"id": name, "source": "test", "text": "t", "metric": "STS12-16.wmean",
+                "better": {"lambda": 0.5}, "worse": {"variant": variant}, "worse_study": study}  # fmt: skip
+
+    claims = [against("beats_other", "baseline", "other_demo"),
+              against("twin_elsewhere", "twin", "other_demo"), against("nowhere", "x", "absent_study")]  # fmt: skip
+    spec = {**SPEC, "claims": claims}
+    (reports_dir / "stats_demo.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    _, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(500))
+    verdicts = {v.id: v for v in findings.verdicts}
+    assert verdicts["beats_other"].verdict == "holds" and verdicts["beats_other"].difference > 20
+    twin = verdicts["twin_elsewhere"]
+    assert (twin.difference, twin.low, twin.high) == (0.0, 0.0, 0.0)  # the same items, the same predictions
+    assert verdicts["nowhere"].verdict == "not run" and "absent_study" in verdicts["nowhere"].note
