@@ -332,8 +332,11 @@ def test_a_claim_names_a_row_of_another_study_of_the_store(tmp_path: Path, repor
         return {"id": name, "source": "test", "text": "t", "metric": "STS12-16.wmean",
                 "better": {"lambda": 0.5}, "worse": {"variant": variant}, "worse_study": study}  # fmt: skip
 
-    claims = [against("beats_other", "baseline", "other_demo"),
-              against("twin_elsewhere", "twin", "other_demo"), against("nowhere", "x", "absent_study")]  # fmt: skip
+    claims = [
+        against("beats_other", "baseline", "other_demo"),
+        against("twin_elsewhere", "twin", "other_demo"),
+        against("nowhere", "x", "absent_study"),
+    ]
     spec = {**SPEC, "claims": claims}
     (reports_dir / "stats_demo.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     _, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(500))
