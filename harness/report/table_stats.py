@@ -158,9 +158,10 @@ def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[lis
               mean: pd.DataFrame, best_overall: bool) -> None:  # fmt: skip
     """Record in `stats.tied` each column (or "*": the whole table) whose best cell does not beat the
     runner-up beyond the 95% interval of their paired difference (cells with runs only)."""
-    groups = {"*": list(cells)} if best_overall else {}
+    shown = [c for c in cells if c[0] in mean.index and c[1] in mean.columns]  # a table may show fewer rows
+    groups = {"*": shown} if best_overall else {}
     if not best_overall:
-        for label, column in cells:
+        for label, column in shown:
             groups.setdefault(column, []).append((label, column))
     for key, members in groups.items():
         ranked = sorted((c for c in members if not pd.isna(mean.at[c])), key=lambda c: -mean.at[c])

@@ -20,11 +20,16 @@ import math
 from scipy.stats import norm
 
 
+def _variance(item_variance: float, seed_variance: float | None, seeds: int) -> float:
+    """var_K = V_items + s_d^2 / K (the items' part alone where s_d is unknown)."""
+    return item_variance + (0.0 if seed_variance is None else seed_variance / seeds)
+
+
 def detectable_difference(
     item_variance: float, seed_variance: float | None, seeds: int, alpha: float = 0.05, power: float = 0.8
 ) -> float:
     """MDE_K; `seed_variance` None (one finished seed): the items' part alone."""
-    variance = item_variance + (0.0 if seed_variance is None else seed_variance / seeds)
+    variance = _variance(item_variance, seed_variance, seeds)
     return float((norm.ppf(1 - alpha / 2) + norm.ppf(power)) * math.sqrt(variance))
 
 
@@ -33,7 +38,7 @@ def power_at(effect: float, item_variance: float, seed_variance: float | None, s
     """The power of the two-sided test at `alpha` to detect a true difference `effect` with K seeds:
     Phi(|effect| / sqrt(var_K) - z_{1 - alpha / 2}) + Phi(-|effect| / sqrt(var_K) - z_{1 - alpha / 2})
     (both tails; the same normal approximation as MDE_K)."""
-    variance = item_variance + (0.0 if seed_variance is None else seed_variance / seeds)
+    variance = _variance(item_variance, seed_variance, seeds)
     if variance <= 0:
         return 1.0 if effect else alpha
     z, shift = norm.ppf(1 - alpha / 2), abs(effect) / math.sqrt(variance)

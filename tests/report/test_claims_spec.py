@@ -48,6 +48,7 @@ def claim_problems(claim: Claim, frame: pd.DataFrame, runs: dict[str, ResolvedRu
     configurations, a best-of-grid claim whose claimed cell is not one of its cells, a metric a row's
     runs do not log."""
     rows: dict[str, pd.DataFrame] = {}
+    sides = {"better": (frame, runs), "worse": (frame, runs)}  # a row of another study: its own grid
     try:
         if isinstance(claim, TrendClaim):
             grid = cells(frame, claim)
@@ -63,16 +64,25 @@ def claim_problems(claim: Claim, frame: pd.DataFrame, runs: dict[str, ResolvedRu
                 return [f"{claim.id}: best {claim.best} is not one of the cells {sorted(grid)}"]
             rows = {f"cell {key}": group for key, group in grid.items()}
         else:
-            rows = {name: row_runs(frame, where, f"claim {claim.id}") for name, where in claim.rows().items()}
+            for side in sides:
+                other = getattr(claim, f"{side}_study")
+                sides[side] = grid_frame(other) if other else sides[side]
+            rows = {
+                name: row_runs(sides[name][0], where, f"claim {claim.id}")
+                for name, where in claim.rows().items()
+            }
     except HarnessError as exc:
         return [f"{claim.id}: {exc}"]
     problems = []
     for name, matched in rows.items():
+        known = sides.get(name, (frame, runs))[1]
         if matched.empty:
             problems.append(f"{claim.id}: {name} matches no run of the paper profile")
         for rid in matched["run_id"]:
-            if claim.metric not in produced_metrics(runs[rid]):
-                problems.append(f"{claim.id}: {name}'s run {runs[rid].variant or rid} logs no {claim.metric}")
+            if claim.metric not in produced_metrics(known[rid]):
+                problems.append(
+                    f"{claim.id}: {name}'s run {known[rid].variant or rid} logs no {claim.metric}"
+                )
     return problems
 
 
@@ -96,8 +106,9 @@ def test_other_profiles_leave_claims_not_run_never_refused(study: str) -> None:
             if isinstance(claim, BestClaim | TrendClaim):
                 cells(frame, claim)
                 continue
-            for where in claim.rows().values():
-                row_runs(frame, where, f"claim {claim.id}")
+            for side, where in claim.rows().items():
+                other = getattr(claim, f"{side}_study")
+                row_runs(grid_frame(other, profile)[0] if other else frame, where, f"claim {claim.id}")
 
 
 def _spec_with(study: str, claim: dict[str, Any]) -> ReportSpec:

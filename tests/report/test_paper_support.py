@@ -30,6 +30,8 @@ def test_a_best_claim_is_contradicted_by_a_higher_cell_of_the_papers_grid() -> N
     assert paper_says(best, ROWS) == (SUPPORTS, "")
     says, note = paper_says(best.model_copy(update={"best": {"tau": 0.3}}), ROWS)
     assert says == CONTRADICTS and note == "the paper's 1.0: 70.05 against 66.12"
+    level = [*ROWS, PaperRow({"tau": "0.7"}, 70.05, "Table 7")]
+    assert paper_says(best, level)[0] == TIE  # another cell as high: not support
 
 
 def test_a_trend_is_partly_supported_when_only_its_ends_agree() -> None:
@@ -43,17 +45,26 @@ def test_a_trend_is_partly_supported_when_only_its_ends_agree() -> None:
 
 
 def test_the_papers_numbers_decide_every_shipped_claim() -> None:
-    """Three claims, as worded, are not what their papers' tables show: Liao's "increasing lambda tends to
-    decrease" (Table 4 rises from 0.3 to 0.5), SupCL-Seq's "clear improvements on CoLA when more masks are
-    applied" (Table 1 falls from 3 to 4 views), and SupCL-Seq's SST-2 against the augmented model (93.2 <
-    93.4, inside its "almost all"). Every other claim is supported; none is undecided."""
+    """Claims kept as worded where the papers' own tables go against them: Liao's "increasing lambda tends
+    to decrease" (Table 4 rises from 0.3 to 0.5) and its "consistently outperform" the cross-entropy
+    baselines (four pairs of Tables 2-3 go the other way), SupCL-Seq's "clear improvements on CoLA when
+    more masks are applied" (Table 1 falls from 3 to 4 views) and its SST-2 against the augmented model
+    (93.2 < 93.4, inside its "almost all"), and Chen's ensemble "best in all 3 tasks" (Quora a tie, 0.836
+    both). Every other claim is supported; none is undecided."""
     said = {}
     for path in sorted(Path(REPORTS_DIR).glob("*.yaml")):
         spec = load_spec(path.stem)
-        said.update(
-            {claim.id: paper_says(claim, paper_rows(spec.tables, claim.metric))[0] for claim in spec.claims}
-        )
+        for claim in spec.claims:
+            said[claim.id] = paper_says(claim, paper_rows(spec.tables, claim.metric))[0]
     against = {claim: says for claim, says in said.items() if says != SUPPORTS}
-    assert against == {"lambda_decreases_transfer": PARTLY, "CoLA_rises_with_views": PARTLY,
-                       "supcl_seq_beats_augmented_SST-2_acc": CONTRADICTS}  # fmt: skip
-    assert len(said) >= 127
+    assert against == {
+        "lambda_decreases_transfer": PARTLY,
+        "CoLA_rises_with_views": PARTLY,
+        "supcl_seq_beats_augmented_SST-2_acc": CONTRADICTS,
+        "3p3n_lambda0.5_beats_sbert_sts": CONTRADICTS,
+        "3p3n_lambda1.0_beats_sbert_sts": CONTRADICTS,
+        "3p3n_lambda1.0_beats_allpalln_augment_transfer": CONTRADICTS,
+        "allpalln_lambda1.0_beats_allpalln_augment_transfer": CONTRADICTS,
+        "ensemble_beats_single_quora_paraphrase": TIE,
+    }
+    assert len(said) == 179
