@@ -30,6 +30,25 @@ paper with its section, and written as a comparison the runs can check (harness.
         by: lambda                              # one param; its cells in the order of its values
         direction: decreasing                   # or increasing
 
+      - id: sts_gains_most                     # "the largest gain is on STS": one pair's difference
+        kind: gain                              #   beyond another's (the same or another metric)
+        source: Phillips 4.4, Table 1
+        text: "The task with the greatest magnitude of improvement from pretraining is STS"
+        metric: dev.sts.pearson
+        better: {variant: supervised}
+        worse: {variant: finetune}
+        than: {metric: dev.sst.acc, better: {variant: supervised}, worse: {variant: finetune}}
+        paper: [[0.738, 0.670], [0.520, 0.490]]  # [[better, worse], [than's better, than's worse]]
+
+      - id: nli_as_quora                        # "no substantial difference": equivalent within the
+        kind: equivalent                        #   report's stated margin (two one-sided tests)
+        source: Chen 6.3, Table 5
+        text: "there is no substantial difference in model performance between Quora and NLI datasets"
+        metric: dev.overall
+        better: {variant: nli}                  # the two rows (no direction)
+        worse: {variant: 3_given}
+        paper: [0.661, 0.664]
+
 A row is every run whose params match (values compare as numbers where both are; a list accepts any of
 its values); runs that differ only in `seed` are one row's seeds. A row that matches runs of several
 configurations is refused, naming the params that split it."""
@@ -95,6 +114,43 @@ class BestClaim(_Claim):
         return None
 
 
+class Pair(BaseModel):
+    """Two rows and a metric: the `than` of a gain claim (rows of other studies as in `CompareClaim`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str
+    better: dict[str, Any] = Field(min_length=1)
+    worse: dict[str, Any] = Field(min_length=1)
+    better_study: str | None = None
+    worse_study: str | None = None
+
+
+class GainClaim(CompareClaim):
+    """`better` - `worse` on `metric` is larger than `than`'s difference (a "largest gain" claim): judged
+    as the difference of the two paired differences."""
+
+    kind: Literal["gain"]  # type: ignore[assignment]
+    than: Pair
+    paper: tuple[tuple[float, float], tuple[float, float]] | None = Field(  # type: ignore[assignment]
+        None, description="the paper's values: [[better, worse], [than's better, than's worse]]"
+    )
+
+    @property
+    def paper_difference(self) -> float | None:
+        if self.paper is None:
+            return None
+        (a, b), (c, d) = self.paper
+        return (a - b) - (c - d)
+
+
+class EquivalentClaim(CompareClaim):
+    """No substantial difference between `better` and `worse` on `metric`: holds when the two are
+    equivalent within the report's stated margin by two one-sided tests (harness.stats.equivalence);
+    `better` and `worse` only name the two rows."""
+
+    kind: Literal["equivalent"]  # type: ignore[assignment]
+
+
 class TrendClaim(_Claim):
     """`metric` rises (`increasing`) or falls along the values of the param `by` within `among`: every
     step between neighbouring values in the claimed direction (judged as that many comparisons, each
@@ -120,14 +176,16 @@ class UndecidableClaim(BaseModel):
 
 
 def _kind(value: Any) -> str:
-    """A claim's kind: `compare` unless it says `best`."""
+    """A claim's kind: `compare` unless it says another (`best`, `trend`, `gain`, `equivalent`)."""
     return str(value.get("kind", "compare") if isinstance(value, dict) else getattr(value, "kind", "compare"))
 
 
 Claim = Annotated[
     Annotated[CompareClaim, Tag("compare")]
     | Annotated[BestClaim, Tag("best")]
-    | Annotated[TrendClaim, Tag("trend")],
+    | Annotated[TrendClaim, Tag("trend")]
+    | Annotated[GainClaim, Tag("gain")]
+    | Annotated[EquivalentClaim, Tag("equivalent")],
     Discriminator(_kind),
 ]
 

@@ -26,7 +26,7 @@ def claims_list(paper: str, specs: dict[str, ReportSpec], findings: list[StudyFi
     rows, tally = [], {"supports": 0, "partly": 0, "contradicts": 0, "tie": 0, "--": 0}
     for study, spec in mine.items():
         for claim in spec.claims:
-            says, note = paper_says(claim, paper_rows(spec.tables, claim.metric))
+            says, note = paper_says(claim, paper_rows(spec.tables, claim.metric), spec.margins())
             tally[says] += 1
             verdict = verdicts.get((study, claim.id), "study not run")
             says_text = escape_latex(says) + (f" ({escape_latex(note)})" if note else "")

@@ -2,6 +2,9 @@
 from the report spec's reference blocks; a claim's own `paper` values come first):
 
 - "A beats B": `supports` when the paper's A > B, `tie` when equal, `contradicts` when A < B;
+- "A's gain over B exceeds C's over D": the same on (A - B) - (C - D);
+- "no substantial difference": `supports` when the paper's |A - B| is within the report's stated margin,
+  `contradicts` when beyond it;
 - "A is the best of a grid": `supports` when no other cell of the paper's grid is higher, `tie` when one
   is as high, `contradicts` when one is higher (named);
 - "the metric rises / falls along a param": `supports` when every step between neighbouring values goes
@@ -15,8 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.report.claim_spec import BestClaim, CompareClaim, TrendClaim, claim_by
+from harness.report.claim_spec import (
+    BestClaim,
+    CompareClaim,
+    EquivalentClaim,
+    GainClaim,
+    TrendClaim,
+    claim_by,
+)
 from harness.report.paper_values import PaperRow, lookup, paper_grid, same, same_cell
+from harness.stats.equivalence import Margins
 
 SUPPORTS, PARTLY, CONTRADICTS, TIE, UNKNOWN = "supports", "partly", "contradicts", "tie", "--"
 
@@ -53,9 +64,19 @@ def _number(value: Any) -> bool:
     return True
 
 
-def paper_says(claim: CompareClaim | BestClaim | TrendClaim, rows: list[PaperRow]) -> tuple[str, str]:
+def paper_says(claim: CompareClaim | BestClaim | TrendClaim, rows: list[PaperRow],
+               margins: Margins | None = None) -> tuple[str, str]:  # fmt: skip
     """(the paper's own numbers on the claim, a note naming what goes against it) from the paper's rows of
-    the claim's metric."""
+    the claim's metric (and the claim's own `paper` values; an equivalence within `margins`)."""
+    if isinstance(claim, GainClaim):
+        return (UNKNOWN, "") if claim.paper_difference is None else (_sign(claim.paper_difference), "")
+    if isinstance(claim, EquivalentClaim):
+        pair = claim.paper or (paper_value(rows, claim.better), paper_value(rows, claim.worse))
+        if None in pair:
+            return UNKNOWN, ""
+        margin = (margins or Margins()).of(claim.metric)
+        gap = abs(pair[0] - pair[1])  # type: ignore[operator]
+        return (SUPPORTS, "") if gap < margin else (CONTRADICTS, f"{gap:g} apart, beyond +-{margin:g}")
     if isinstance(claim, CompareClaim):
         pair = claim.paper or (paper_value(rows, claim.better), paper_value(rows, claim.worse))
         if None in pair:

@@ -14,6 +14,8 @@ from harness.errors import HarnessError
 from harness.report.claim_spec import (
     BestClaim,
     CompareClaim,
+    EquivalentClaim,
+    GainClaim,
     TrendClaim,
     cells,
     claim_by,
@@ -94,6 +96,9 @@ def power_lines(
     lines = [f"with {seeds} seed(s) per row: {cost}; smallest difference each claim could detect at 80% "
              f"power (two-sided 0.05), from {len(frame)} finished run(s), {finished} seed(s):"]  # fmt: skip
     for claim in spec.claims:
+        if isinstance(claim, GainClaim | EquivalentClaim):
+            lines.append(f"  {claim.id}: not sized (a {claim.kind} claim is not one paired difference)")
+            continue
         try:
             rows = _pair(claim, frame, spec.tables)
             if rows is None:

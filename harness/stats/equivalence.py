@@ -10,10 +10,12 @@
   percentile interval of d lying inside (-margin, margin) up to ties. The paper's value counts as a
   constant: the papers give no interval of their own.
 - The margin is stated, never inferred from the runs: `equivalence_margin` in a report spec (one number,
-  or per metric), by default `DEFAULT_MARGIN` points on the harness's x100 scales: the seed-to-seed spread
-  of unsupervised SimCSE's STS Spearman, "a deviation of about 2% in spearman" across seeds of the authors'
-  own script (princeton-nlp/SimCSE issue #63; none of the five papers reports its own seed spread), so a
-  harness number counts as the paper's when it is provably closer to it than a reseed would move it.
+  or per metric), by default `DEFAULT_MARGIN` points on the harness's x100 scales (0.02 on the CS224N
+  scores, which the papers and the harness keep as fractions: harness.evaluate.cs224n_scores): the
+  seed-to-seed spread of unsupervised SimCSE's STS Spearman, "a deviation of about 2% in spearman"
+  across seeds of the authors' own script (princeton-nlp/SimCSE issue #63; none of the five papers
+  reports its own seed spread), so a harness number counts as the paper's when it is provably closer to
+  it than a reseed would move it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ import numpy as np
 from harness.stats.compare import ALPHA
 
 DEFAULT_MARGIN = 2.0
+# the CS224N scores are fractions (0-1), every other score x 100: a margin in points is a hundredth there
+FRACTION_SCORES = ("sst.acc", "quora.acc", "sts.pearson", "overall", "overall_r01")
+
+
+def on_fraction_scale(metric: str) -> bool:
+    """Whether `metric` is a CS224N fraction (`dev.sst.acc`, `train_set.overall_r01`, ...)."""
+    return any(metric.endswith(f".{score}") for score in FRACTION_SCORES)
 AS_PAPER, BELOW_PAPER, ABOVE_PAPER = "as the paper", "below the paper", "above the paper"
 
 
@@ -66,11 +75,15 @@ class Margins:
     per_metric: tuple[tuple[str, float], ...] = ()
 
     def of(self, metric: str) -> float:
-        return dict(self.per_metric).get(metric, self.default)
+        """The metric's own margin, else the default in the metric's units (a hundredth for a fraction)."""
+        stated = dict(self.per_metric)
+        if metric in stated:
+            return stated[metric]
+        return self.default / 100 if on_fraction_scale(metric) else self.default
 
     def stated(self, pm: str = "+-") -> str:
         """The margins in words: "+-2 points" (and the metrics with others); `pm` the sign as written
         (LaTeX: "$\\pm$")."""
-        text = f"{pm}{self.default:g} points"
+        text = f"{pm}{self.default:g} points ({pm}{self.default / 100:g} on the CS224N fractions)"
         others = ", ".join(f"{m} {pm}{v:g}" for m, v in self.per_metric)
         return f"{text} ({others})" if others else text

@@ -18,7 +18,16 @@ from harness.errors import HarnessError
 from harness.evaluate.registry import ScoreOptions, get_task, tasks
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
 from harness.evaluate.tasks.sts import STS_TASKS
-from harness.report.claim_spec import BestClaim, Claim, TrendClaim, cells, is_best_cell, row_runs
+from harness.report.claim_spec import (
+    BestClaim,
+    Claim,
+    CompareClaim,
+    GainClaim,
+    TrendClaim,
+    cells,
+    is_best_cell,
+    row_runs,
+)
 from harness.report.paper_support import UNKNOWN, paper_says
 from harness.report.paper_values import paper_rows
 from harness.report.produced import produced_metrics
@@ -74,6 +83,11 @@ def claim_problems(claim: Claim, frame: pd.DataFrame, runs: dict[str, ResolvedRu
     except HarnessError as exc:
         return [f"{claim.id}: {exc}"]
     problems = []
+    if isinstance(claim, GainClaim):  # the other pair of a gain claim: its rows, its metric
+        than = claim.than
+        rows_of_than = {"better": than.better, "worse": than.worse}
+        other = CompareClaim(id=f"{claim.id}.than", source="-", text="-", metric=than.metric, **rows_of_than)
+        problems += claim_problems(other, frame, runs)
     for name, matched in rows.items():
         known = sides.get(name, (frame, runs))[1]
         if matched.empty:

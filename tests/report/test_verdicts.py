@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from harness.report.claim_spec import BestClaim, CompareClaim, TrendClaim
+from harness.report.claim_spec import BestClaim, CompareClaim, EquivalentClaim, GainClaim, TrendClaim
 from harness.report.parts.runs_table import RunsTable
 from harness.report.verdicts import PARTIAL, judge_claims
 from harness.stats.compare import HOLDS, REVERSED
@@ -120,3 +120,30 @@ def test_a_trend_is_judged_step_by_step_and_shows_its_weakest_step() -> None:
     assert up.difference == pytest.approx(2.0, abs=0.02) and up.paper_difference == pytest.approx(1.0)
     assert up.paper_says == "supports" and down.paper_says == "contradicts"
     assert down.verdict == REVERSED and down.difference == pytest.approx(-6.0, abs=0.02)
+
+
+def test_a_gain_is_the_difference_of_two_paired_differences() -> None:
+    """(tau 1.0 - tau 0.1) = 8 against (tau 1.0 - tau 0.5) = 2: a gain of 6 holds; the other way round it is
+    reversed. The paper's [[10, 3], [10, 9]] gives +6."""
+    than = {"metric": METRIC, "better": {"tau": 1.0}, "worse": {"tau": 0.5}}
+    gain = GainClaim(id="g", kind="gain", source="s", text="t", metric=METRIC, better={"tau": 1.0},
+                     worse={"tau": 0.1}, than=than, paper=((10.0, 3.0), (10.0, 9.0)))  # fmt: skip
+    flipped = GainClaim(**{**gain.model_dump(), "id": "f", "than": {**than, "worse": {"tau": 0.1}},
+                           "worse": {"tau": 0.5}})  # fmt: skip
+    holds, reversed_ = judge_claims([gain, flipped], GRID, grid_evidence(), True)
+    assert holds.verdict == HOLDS and holds.difference == pytest.approx(6.0, abs=0.03)
+    assert holds.paper_difference == pytest.approx(6.0) and holds.size == AS_PAPER and holds.reproduced
+    assert reversed_.verdict == REVERSED and reversed_.difference == pytest.approx(-6.0, abs=0.03)
+
+
+def test_no_difference_is_judged_by_two_one_sided_tests_within_the_margin() -> None:
+    """tau 1.0 (10) against a twin at 10.05: equivalent within +-2 (holds); against tau 0.1 (2): the whole
+    interval lies beyond the margin (reversed); neither enters the directional family."""
+    frame = runs([("t1", 1.0, 1, 10.0), ("t9", 0.9, 1, 10.05), ("t01", 0.1, 1, 2.0)])
+    same = EquivalentClaim(id="same", kind="equivalent", source="s", text="t", metric=METRIC,
+                           better={"tau": 1.0}, worse={"tau": 0.9}, paper=(70.0, 70.5))  # fmt: skip
+    apart = same.model_copy(update={"id": "apart", "worse": {"tau": 0.1}})
+    first, second = judge_claims([same, apart], frame, grid_evidence(frame), True)
+    assert first.verdict == HOLDS and first.p_tost == 0.0 and first.margin == 2.0 and first.p_holm is None
+    assert second.verdict == REVERSED and second.p_tost == 1.0
+    assert first.paper_says == "supports"

@@ -47,5 +47,7 @@ def test_tost_is_a_two_sided_question_within_the_margin() -> None:
 def test_margins_are_stated_per_metric_with_a_default() -> None:
     margins = Margins(1.5, (("transfer.avg", 1.0),))
     assert margins.of("transfer.avg") == 1.0 and margins.of("STS12-16.wmean") == 1.5
-    assert margins.stated() == "+-1.5 points (transfer.avg +-1)"
+    assert margins.stated() == "+-1.5 points (+-0.015 on the CS224N fractions) (transfer.avg +-1)"
     assert Margins().of("anything") == 2.0
+    assert Margins().of("dev.overall_r01") == 0.02 and Margins().of("dev.sts.pearson") == 0.02  # fractions
+    assert Margins().of("dev.CoLA.mcc") == 2.0  # GLUE: x 100
