@@ -30,7 +30,8 @@ def claims_list(paper: str, specs: dict[str, ReportSpec], findings: list[StudyFi
             tally[says] += 1
             verdict = verdicts.get((study, claim.id), "study not run")
             says_text = escape_latex(says) + (f" ({escape_latex(note)})" if note else "")
-            named = f"{escape_latex(claim.id)} (\\texttt{{{escape_latex(study)}}})"
+            breakable = escape_latex(claim.id).replace("\\_", "\\_\\allowbreak{}")
+            named = f"{breakable} (\\texttt{{{escape_latex(study)}}})"
             rows.append(
                 f"{named} & {escape_latex(claim.source)} & {says_text} & {escape_latex(verdict)} \\\\"
             )

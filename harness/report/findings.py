@@ -157,5 +157,5 @@ def summary_page(paper: str, findings: list[StudyFindings]) -> str:
         "\\begin{table}[H]\\centering\\small\n\\begin{tabular}{@{}llrrrrrr@{}}\n\\toprule\n"
         "study & setting & hold & hold (part of grid) & reversed & inconclusive & not run "
         "& paper cells \\\\\n"
-        "\\midrule\n" + "\n".join(rows) + "\n\\bottomrule\n\\end{tabular}\n\\end{table}\n\\clearpage\n"
+        "\\midrule\n" + "\n".join(rows) + "\n\\bottomrule\n\\end{tabular}\n\\end{table}\n"
     )
