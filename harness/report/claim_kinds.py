@@ -54,10 +54,8 @@ def _study_frame(study: str | None, frame: pd.DataFrame, evidence: Evidence) -> 
     finished study run)."""
     if study is None:
         return frame
-    from harness.tracking.study_runs import trial_frame
-
     try:
-        return trial_frame(evidence.tracker, study)[0]
+        return evidence.study_runs(study)
     except HarnessError as exc:
         raise HarnessError(f"study {study} of the same store: {exc}") from None
 

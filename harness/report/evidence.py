@@ -42,6 +42,7 @@ class Evidence:
     equivalent: dict[str, dict[tuple[str, str], bool]] = field(default_factory=dict)  # table -> cell -> TOST
     margins: Margins = field(default_factory=Margins)  # the report's stated equivalence margins
     _records: dict[str, pd.DataFrame | None] = field(default_factory=dict)
+    _studies: dict[str, pd.DataFrame] = field(default_factory=dict)
     _runs: dict[str, dict[str, np.ndarray | None]] = field(default_factory=dict)
 
     def _saved(self, run_id: str) -> dict[str, np.ndarray]:
@@ -96,6 +97,15 @@ class Evidence:
         names = [self.seeds.get(run_id) for run_id in run_ids]
         seeds = names if None not in names else None
         return seed_resamples(per_run, self.resampler, seeds)  # type: ignore[arg-type]
+
+    def study_runs(self, study: str) -> pd.DataFrame:
+        """Another study's finished runs in the same store (its latest study run), read once per report:
+        claims that name its rows share them."""
+        if study not in self._studies:
+            from harness.tracking.study_runs import trial_frame
+
+            self._studies[study] = trial_frame(self.tracker, study)[0]
+        return self._studies[study]
 
     def covers(self, run_ids: Sequence[str], other: Sequence[str] | None = None) -> str:
         """What a row's interval covers, for captions: seeds and items, or items only; of a paired

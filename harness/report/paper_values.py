@@ -47,7 +47,9 @@ def _template_pattern(template: str) -> tuple[re.Pattern[str], list[str]] | None
 
 
 def same(value: Any, wanted: Any) -> bool:
-    """Whether two param values agree: as numbers where both read as numbers, else as text."""
+    """Whether two param values agree: as numbers where both read as numbers, else as text (a label read
+    back is text, "0.1" against the logged 0.1, which collect.same_value, comparing logged values, leaves
+    unequal)."""
     try:
         return float(value) == float(wanted)
     except (TypeError, ValueError):
