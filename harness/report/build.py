@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -25,8 +24,6 @@ from harness.staging import staged
 from harness.stats.resample import Resampler
 from harness.tracking.study_runs import trial_frame, unfinished_trials
 from harness.tracking.tracker import Tracker, objectives_of, require_store
-
-os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per downloaded results.json
 
 DOCUMENT = r"""\documentclass[10pt]{{article}}
 \usepackage[margin=2cm]{{geometry}}

@@ -5,7 +5,6 @@ resamples (paired by construction)."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,6 @@ from harness.stats.resample import (
 if TYPE_CHECKING:
     from harness.tracking.tracker import Tracker
 
-os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a bar per run's downloaded record
 
 
 @dataclass

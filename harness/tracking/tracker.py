@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import subprocess
 import tempfile
 import time
@@ -26,6 +27,10 @@ from harness.home import harness_home
 from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
 from harness.tracking.metric_names import OBJECTIVE, check_declared, history, logged
 from harness.tracking.store_template import seed_sqlite_store
+
+# MLflow draws a progress bar for every artifact download (a run's record, a logged study file): carriage
+# returns in a log file and noise on a terminal, for files of a few KB
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # "Creating initial ... tables"
 logging.getLogger("alembic").setLevel(logging.WARNING)
