@@ -4,7 +4,8 @@
 # figures in one call, in the order of its goals, under a budget that leaves time to spare:
 #   run(command="BUDGET=500 bash bench/gpu/run.sh setup cuda-tests transfer step pack plan", carry=[".gpu"],
 #       timeout_s=560)
-# Sections, in the order given; each writes one log (and JSON where it has figures) to $OUT (or .gpu/out):
+# Sections, in the order given; each writes one log (and JSON where it has figures) to a scratch folder,
+# packed after every section into $OUT/results.tar.gz (the device returns at most 8 files), with gpu.txt:
 #   setup       install .gpu/whl into /tmp/site
 #   cuda-tests  tests/test_cuda.py (autocast, packed forward without host syncs, forked workers, the probe
 #               batched on CUDA against the CPU, a compiled training step with CUDA graphs)
@@ -26,6 +27,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-.gpu/out}
+LOGS=$(mktemp -d /tmp/gpu-logs.XXXX)
 BUDGET=${BUDGET:-480}
 mkdir -p "$OUT" ../shared
 [ -e ../shared/data ] || ln -s "$PWD/.gpu/data" ../shared/data  # where tests/conftest.py looks
@@ -34,13 +36,14 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 HARNESS_HOME=/tmp/harness-ho
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 FAILED=""
 LIAO=google/bert_uncased_L-8_H-512_A-8
-step() {  # step NAME CMD...: CMD under what is left of the budget, its output in $OUT/NAME.log
+step() {  # step NAME CMD...: CMD under what is left of the budget, its output in $LOGS/NAME.log
   local name=$1; shift
   local left=$((BUDGET - SECONDS))
   if [ "$left" -lt 30 ]; then echo "== $name: skipped, ${left} s of the budget left"; FAILED="$FAILED $name(skipped)"; return; fi
   echo "== $name: $* (at most ${left} s)"; local t=$SECONDS
-  timeout --signal=INT --kill-after=10 "$left" "$@" 2>&1 | tee "$OUT/$name.log"
+  timeout --signal=INT --kill-after=10 "$left" "$@" 2>&1 | tee "$LOGS/$name.log"
   local rc=${PIPESTATUS[0]}; echo "== $name: rc $rc, $((SECONDS - t)) s"
+  tar -czf "$OUT/results.tar.gz" -C "$LOGS" .
   [ "$rc" = 0 ] || FAILED="$FAILED $name"
 }
 standin() { python3 -c "import sys; from pathlib import Path; from harness.model.standin import local_model
@@ -51,20 +54,20 @@ for section in "$@"; do
              --upgrade --target /tmp/site .gpu/whl/*.whl && python3 -c 'import harness.commands.cli, mlflow, optuna'" ;;
     cuda-tests) step cuda-tests python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py ;;
     transfer) step transfer python3 bench/transfer_fits.py --model bert-base-uncased --presets default \
-                --one-by-one SST5,TREC,MRPC --json "$OUT/transfer.json" ;;
+                --one-by-one SST5,TREC,MRPC --json "$LOGS/transfer.json" ;;
     step) step step-bert-base python3 bench/step_mfu.py --model bert-base-uncased --precisions bf16 \
-            --compile auto,false --json "$OUT/step-bert-base.json"
+            --compile auto,false --json "$LOGS/step-bert-base.json"
           step step-minilm python3 bench/step_mfu.py --model all-MiniLM-L6-v2 --length 32 --precisions bf16 \
-            --compile auto,false --json "$OUT/step-minilm.json" ;;
+            --compile auto,false --json "$LOGS/step-minilm.json" ;;
     pack) step pack python3 bench/packing.py --model sentence-transformers/all-MiniLM-L6-v2 --ks 1,4,8 \
-            --steps 100 --gpu-sharing auto,time-slicing --json "$OUT/pack.json" ;;
+            --steps 100 --gpu-sharing auto,time-slicing --json "$LOGS/pack.json" ;;
     plan) sed "s|model: all-MiniLM-L6-v2|model: $(standin all-MiniLM-L6-v2)|" bench/gpu/plan_check.yaml \
             > /tmp/plan_check.yaml  # the real trials need weights: a random MiniLM saved here
           step plan python3 bench/plan_accuracy.py /tmp/plan_check.yaml ;;
-    mfu-liao) step mfu-liao-128 python3 bench/step_mfu.py --model $LIAO --json "$OUT/mfu-liao-128.json"
-              step mfu-liao-32 python3 bench/step_mfu.py --model $LIAO --length 32 --json "$OUT/mfu-liao-32.json" ;;
+    mfu-liao) step mfu-liao-128 python3 bench/step_mfu.py --model $LIAO --json "$LOGS/mfu-liao-128.json"
+              step mfu-liao-32 python3 bench/step_mfu.py --model $LIAO --length 32 --json "$LOGS/mfu-liao-32.json" ;;
     pack-base) step pack-base python3 bench/packing.py --model bert-base-uncased --ks 1,2,4 --length 64 \
-                 --json "$OUT/pack-base.json" ;;
+                 --json "$LOGS/pack-base.json" ;;
     *) echo "unknown section $section (setup cuda-tests transfer step pack plan mfu-liao pack-base)"
        exit 2 ;;
   esac
