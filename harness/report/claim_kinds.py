@@ -82,13 +82,13 @@ def _pair(pair: CompareClaim | Pair, frame: pd.DataFrame, evidence: Evidence, ve
     if missing:
         verdict.note = f"no run has {' or '.join(f'{n} ({shown(getattr(pair, n))})' for n in missing)}"
         return None
-    values = [evidence.resampled(list(r.run_id), [pair.metric]).get(pair.metric) for r in (better, worse)]
+    resampled = evidence.difference(list(better.run_id), list(worse.run_id), pair.metric)
     observed = [_observed(f, r, pair.metric) for f, r in zip(frames, (better, worse), strict=True)]
-    if any(v is None for v in values) or any(o is None for o in observed):
+    if resampled is None or any(o is None for o in observed):
         verdict.note = f"the runs have no item record for {pair.metric}"
         return None
     covers = evidence.covers(list(better.run_id), list(worse.run_id))
-    return PairValues(observed[0] - observed[1], values[0] - values[1], covers)  # type: ignore[operator]
+    return PairValues(observed[0] - observed[1], resampled, covers)  # type: ignore[operator]
 
 
 def _shown_difference(verdict: Verdict, observed: float, resampled: np.ndarray, covers: str) -> Difference:
@@ -155,15 +155,17 @@ def _best(claim: BestClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Ve
     if any(v is None for v in values) or any(o is None for o in observed):
         verdict.note = f"the runs have no item record for {claim.metric}"
         return
-    verdict.comparisons = [Difference.of(observed[0] - o, values[0] - v)  # type: ignore[operator]
-                           for o, v in zip(observed[1:], values[1:], strict=True)]  # fmt: skip
+    runs = [list(grid[k].run_id) for k in keys]
+    differences = [evidence.difference(runs[0], other, claim.metric) for other in runs[1:]]
+    verdict.comparisons = [Difference.of(observed[0] - o, d)  # type: ignore[operator, arg-type]
+                           for o, d in zip(observed[1:], differences, strict=True)]  # fmt: skip
     verdict.share_best = best_share(np.stack(values), 0)  # type: ignore[arg-type]
     verdict.cells = len(keys)
     at = min(range(len(verdict.comparisons)), key=lambda i: verdict.comparisons[i].observed)  # runner-up
     closest, runner_up = verdict.comparisons[at], keys[at + 1]
     verdict.covers = evidence.covers(list(grid[keys[0]].run_id), list(grid[runner_up].run_id))
     verdict.difference, verdict.low, verdict.high = closest.observed, closest.low, closest.high
-    verdict.resampled = values[0] - values[at + 1]  # type: ignore[operator]
+    verdict.resampled = differences[at]
     theirs = lookup(paper, runner_up)
     verdict.paper_difference = None if claimed_paper is None or theirs is None else claimed_paper - theirs
 
@@ -194,8 +196,10 @@ def _trend(claim: TrendClaim, frame: pd.DataFrame, evidence: Evidence, verdict: 
         return
     sign = 1.0 if claim.direction == "increasing" else -1.0
     steps = range(len(keys) - 1)
+    runs = [list(grid[k].run_id) for k in keys]
+    differences = [sign * evidence.difference(runs[i + 1], runs[i], claim.metric) for i in steps]  # type: ignore[operator]
     verdict.comparisons = [
-        Difference.of(sign * (observed[i + 1] - observed[i]), sign * (values[i + 1] - values[i]))  # type: ignore[operator]
+        Difference.of(sign * (observed[i + 1] - observed[i]), differences[i])  # type: ignore[operator]
         for i in steps
     ]
     verdict.cells = len(keys)
@@ -203,7 +207,7 @@ def _trend(claim: TrendClaim, frame: pd.DataFrame, evidence: Evidence, verdict: 
     weakest = verdict.comparisons[at]
     verdict.covers = evidence.covers(list(grid[keys[at]].run_id), list(grid[keys[at + 1]].run_id))
     verdict.difference, verdict.low, verdict.high = weakest.observed, weakest.low, weakest.high
-    verdict.resampled = sign * (values[at + 1] - values[at])  # type: ignore[operator]
+    verdict.resampled = differences[at]
     ends = [lookup(paper, keys[at]), lookup(paper, keys[at + 1])]
     verdict.paper_difference = None if None in ends else sign * (ends[1] - ends[0])  # type: ignore[operator]
 

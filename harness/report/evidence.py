@@ -21,12 +21,12 @@ from harness.stats.resample import (
     Resampler,
     item_resamples,
     read_resamples,
+    seed_difference,
     seed_resamples,
 )
 
 if TYPE_CHECKING:
     from harness.tracking.tracker import Tracker
-
 
 
 @dataclass
@@ -74,11 +74,8 @@ class Evidence:
                     self._records[run_id] = _readable(path)
         return self._records[run_id]
 
-    def resampled(self, run_ids: Sequence[str], metrics: Iterable[str]) -> dict[str, np.ndarray]:
-        """The row's B resampled values of each of `metrics` it can recompute (its runs in seed order:
-        items only for one, seeds then items for several; a metric a run has no record for is left
-        out). Each run's item resamples are computed once and shared by every row, table and claim."""
-        metrics = list(dict.fromkeys(metrics))
+    def _per_run(self, run_ids: Sequence[str], metrics: list[str]) -> list[dict[str, np.ndarray]]:
+        """Each run's item resamples of `metrics` (those its record gives), computed once per report."""
         per_run = []
         for run_id in run_ids:
             cached = self._cached(run_id)
@@ -90,11 +87,30 @@ class Evidence:
                 cached.update({m: None for m in missing if m not in computed})  # asked, not computable
                 self._records.pop(run_id)  # hundreds of runs: keep their resamples, not their records
             per_run.append({m: cached[m] for m in metrics if cached.get(m) is not None})
+        return per_run
+
+    def _seed_names(self, run_ids: Sequence[str]) -> list[object] | None:
+        names = [self.seeds.get(run_id) for run_id in run_ids]
+        return names if None not in names else None
+
+    def resampled(self, run_ids: Sequence[str], metrics: Iterable[str]) -> dict[str, np.ndarray]:
+        """The row's B resampled values of each of `metrics` it can recompute (its runs in seed order:
+        items only for one, seeds then items for several; a metric a run has no record for is left
+        out). Each run's item resamples are computed once and shared by every row, table and claim."""
+        per_run = self._per_run(run_ids, list(dict.fromkeys(metrics)))
         if not per_run:
             return {}
-        names = [self.seeds.get(run_id) for run_id in run_ids]
-        seeds = names if None not in names else None
-        return seed_resamples(per_run, self.resampler, seeds)  # type: ignore[arg-type]
+        return seed_resamples(per_run, self.resampler, self._seed_names(run_ids))
+
+    def difference(self, better: Sequence[str], worse: Sequence[str], metric: str) -> np.ndarray | None:
+        """Resamples of row `better` minus row `worse` on `metric`, the few-seeds correction made on the
+        difference (paired where the rows have the same seeds; harness.stats.few_seeds), or None where a
+        run has no record for it."""
+        rows = [self._per_run(runs, [metric]) for runs in (better, worse)]
+        if not all(rows):
+            return None
+        names = (self._seed_names(better), self._seed_names(worse))
+        return seed_difference(*rows, self.resampler, names).get(metric)
 
     def study_runs(self, study: str) -> pd.DataFrame:
         """Another study's finished runs in the same store (its latest study run), read once per report:

@@ -144,14 +144,25 @@ def table_stats(
     if baseline is not None:
         tested: list[tuple[Cell, Difference]] = []
         for label, column in shown:
-            ours, theirs = vector(label, column), vector(baseline, column)
-            if label == baseline or ours is None or theirs is None:
+            difference = _difference(evidence, cells, vector, (label, column), (baseline, column))
+            if label == baseline or difference is None:
                 continue
-            tested.append(((label, column), Difference.of(float("nan"), ours - theirs)))  # p alone counts
+            tested.append(((label, column), Difference.of(float("nan"), difference)))  # p alone counts
         _, rejected = holm([d.p for _, d in tested], ALPHA)
         stats.daggers = {cell for (cell, _), r in zip(tested, rejected, strict=True) if r}
         stats.comparisons = len(tested)
     return stats
+
+
+def _difference(evidence: Evidence, cells: dict[Cell, tuple[list[str], str]], vector: Vector,
+                one: Cell, other: Cell) -> np.ndarray | None:  # fmt: skip
+    """Resamples of cell `one` minus cell `other`: of their runs, the few-seeds correction made on the
+    difference (Evidence.difference), where both have runs of one metric; else of their resamples
+    (`vector`, derived cells too)."""
+    if one in cells and other in cells and cells[one][1] == cells[other][1]:
+        return evidence.difference(cells[one][0], cells[other][0], cells[one][1])
+    ours, theirs = vector(*one), vector(*other)
+    return None if ours is None or theirs is None else ours - theirs
 
 
 def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[list[str], str]],
@@ -167,12 +178,15 @@ def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[lis
         ranked = sorted((c for c in members if not pd.isna(mean.at[c])), key=lambda c: -mean.at[c])
         if len(ranked) < 2:
             continue
-        (top, top_metric), (second, second_metric) = (cells[c] for c in ranked[:2])
-        a = evidence.resampled(top, [top_metric]).get(top_metric)
-        b = evidence.resampled(second, [second_metric]).get(second_metric)
-        if a is None or b is None:
+
+        def vector(label: str, column: str) -> np.ndarray | None:
+            runs, metric = cells[(label, column)]
+            return evidence.resampled(runs, [metric]).get(metric)
+
+        difference = _difference(evidence, cells, vector, ranked[0], ranked[1])
+        if difference is None:
             continue
-        low, _ = interval(a - b)
+        low, _ = interval(difference)
         if not low > 0:
             stats.tied.add(key)
 

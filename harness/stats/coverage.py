@@ -32,7 +32,7 @@ from scipy.stats import norm
 
 from harness.stats.compare import interval
 from harness.stats.items import concat_items, item_rows
-from harness.stats.resample import Resampler, resampled_scores
+from harness.stats.resample import Resampler, item_resamples, seed_difference, seed_resamples
 
 GOLD_SD = 1.2
 Draw = Callable[[np.random.Generator], tuple[list[list[pd.DataFrame]], float]]
@@ -137,7 +137,8 @@ def accuracy(n: int = 800, ability: float = 0.7, seeds: int = 1, seed_ratio: flo
         return [_records(right, gold, task, protocol, folds)], truth
 
     kind = "cross-validated accuracy" if cross_validated else "accuracy"
-    return Design(f"{kind}, {seeds} seed(s)", f"{task}.acc", seeds, draw)
+    ratio = f", seed ratio {seed_ratio:g}" if seeds > 1 else ""
+    return Design(f"{kind}, {seeds} seed(s){ratio}", f"{task}.acc", seeds, draw)
 
 
 def difference(n: int = 800, abilities: tuple[float, float] = (0.7, 0.55), seeds: int = 3,
@@ -175,13 +176,28 @@ def coverage(design: Design, replicates: int, resamples: int = 1000, seed: int =
         rows, truth = design.draw(rng)
         resampler = Resampler(resamples, seed=r)
         names = list(range(1, design.seeds + 1))
-        values = [
-            resampled_scores(runs, resampler, [design.metric], names, few_seeds_correction)[design.metric]
-            for runs in rows
-        ]
-        low, high = interval(values[0] - values[1] if len(values) == 2 else values[0])
+        per_seed = [[item_resamples(run, resampler, [design.metric]) for run in runs] for runs in rows]
+        if len(rows) == 2:  # a paired difference of two rows of the same seeds
+            scores = seed_difference(*per_seed, resampler, (names, names), few_seeds_correction)
+        else:
+            scores = seed_resamples(per_seed[0], resampler, names, few_seeds_correction)
+        low, high = interval(scores[design.metric])
         hits += bool(low <= truth <= high)
         widths.append(high - low)
     share = hits / replicates
     return Coverage(design.name, replicates, share, float(np.sqrt(share * (1 - share) / replicates)),
                     float(np.mean(widths)))  # fmt: skip
+
+
+def exact_coverage(seeds: int, ratio: float, points: int = 20_000) -> float:
+    """The few-seeds rule's coverage without a bootstrap (harness.stats.few_seeds): the error is
+    N(0, A) + N(0, B), B estimated as B chi^2_{k-1} / (k - 1), A known; with B = 1 and A = `ratio`, the
+    coverage is E[2 Phi(h(A, B_hat) / sqrt(A + B)) - 1], the mean over `points` quantiles of the
+    chi-square law (midpoint rule)."""
+    from scipy.stats import chi2
+
+    from harness.stats.few_seeds import half_width
+
+    quantiles = (np.arange(points) + 0.5) / points
+    half = half_width(ratio, chi2.ppf(quantiles, seeds - 1) / (seeds - 1), seeds - 1)
+    return float(np.mean(2 * norm.cdf(half / np.sqrt(ratio + 1)) - 1))

@@ -34,6 +34,8 @@ FRACTION_SCORES = ("sst.acc", "quora.acc", "sts.pearson", "overall", "overall_r0
 def on_fraction_scale(metric: str) -> bool:
     """Whether `metric` is a CS224N fraction (`dev.sst.acc`, `train_set.overall_r01`, ...)."""
     return any(metric.endswith(f".{score}") for score in FRACTION_SCORES)
+
+
 AS_PAPER, BELOW_PAPER, ABOVE_PAPER = "as the paper", "below the paper", "above the paper"
 
 

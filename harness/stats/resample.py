@@ -16,25 +16,9 @@ row's score is the mean over its seeds. Rows with the same number of seeds (list
 sorted by seed) share the draws, so a difference of two rows is paired by seed too. A row with one seed
 is resampled over items only: its interval says nothing of seed noise, and the report says so.
 
-Few seeds (`few_seeds_factor`): the plain two-level bootstrap misjudges a row of k = 2-3 seeds twice. Its
-seed draws estimate the seed component from k values, at the plug-in (k - 1) / k of the unbiased
-variance and read at normal quantiles with only k - 1 degrees of freedom behind it (2-3 seeds covered
-78-84%); and a seed's own item-level noise (another seed predicts some items differently) is counted
-twice, once in the item draws and once in the seed draws (Owen 2007 shows the pigeonhole bootstrap
-overcounts this interaction term), which over-covers once the seeds differ little. So resample b is split
-into its item part, I_b = the mean over the k seeds of their item resample b, and its seed part,
-S_b = (the drawn seeds' mean) - I_b, and S_b is rescaled so that the row's variance is the crossed
-design's, estimated by the method of moments from the same resamples (Brennan 2001, *Generalizability
-Theory*, ch. 3: seeds x items, one observation a cell):
-    V_items  = var_b(I_b)                               (item effect / n + noise / (k n))
-    noise    = max(0, mean_j var_b(seed j) - V_items) k / (k - 1)   (a seed's item-level noise / n)
-    V_seeds  = max(0, s^2 - noise) / k                  (s^2: the seeds' scores' sample variance)
-    V        = V_items + V_seeds,  df = (k - 1) (V / V_seeds)^2    (Satterthwaite 1946)
-    c^2      = max(0, (t_{df, 0.975} / z_{0.975})^2 V - V_items) / var_b(S_b)
-and resample b becomes I_b + c S_b. With no item noise this is c_k = sqrt(k / (k - 1)) t_{k-1,0.975} /
-z_{0.975} (c_2 = 9.17, c_3 = 2.69: Student's interval of a mean of k seeds); with seeds that differ no
-more than their own item noise explains, c = 0 and the interval is the items' alone. Calibrated for the
-95% intervals the reports print; bench/coverage.py measures the coverage it gives.
+Few seeds: the plain two-level bootstrap reads a spread of 2-3 seeds at normal quantiles and counts a
+seed's item-level noise twice; each row's seed part is rescaled to the crossed design's interval, and a
+difference of two rows is corrected as one (harness.stats.few_seeds, with the coverage it gives).
 
 Saved (`write_resamples`, `read_resamples`): a run's item resamples go beside its item record
 (`resamples.npz`) when its trial ends, so that a report reads them instead of recomputing them: each
@@ -56,6 +40,7 @@ import pandas as pd
 
 from harness.choices import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from harness.staging import written_atomically
+from harness.stats.few_seeds import components, factor, unpaired_components
 from harness.stats.item_scores import Scores, item_scores
 
 
@@ -104,36 +89,22 @@ def item_resamples(
     return item_scores(record, resampler.counts, None if metrics is None else list(metrics))
 
 
-def few_seeds_factor(scores: np.ndarray, seed_part: np.ndarray) -> float:
-    """c for a row's [k, B] per-seed item resamples and its seed part S_b (module docstring)."""
-    from scipy.stats import norm, t
+def _parts(per_seed: Sequence[Scores], resampler: Resampler, seeds: Sequence[object] | None,
+           name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """A row's [k, B] per-seed resamples of `name`, its item part I_b and its plain seed part S_b (0 for
+    one seed)."""
+    k = len(per_seed)
+    if k == 1:
+        return per_seed[0][name][None], per_seed[0][name], np.zeros_like(per_seed[0][name])
+    draws = resampler.seed_draws(list(range(k)) if seeds is None else list(seeds))
+    scores = np.stack([per_seed[j][name] for j in range(k)])
+    items = scores.mean(axis=0)
+    return scores, items, scores[draws, np.arange(resampler.resamples)[:, None]].mean(axis=1) - items
 
-    k = scores.shape[0]
-    seeds = float(np.var(scores.mean(axis=1), ddof=1)) / k  # (seed effect + noise / n) / k
-    if not np.any(seed_part) or seeds == 0:
-        return 0.0
-    item_part = scores.mean(axis=0)
-    items = float(np.var(item_part))  # item effect / n + noise / (k n)
-    noise = max(0.0, float(np.mean(np.var(scores, axis=1))) - items) * k / (k - 1)  # noise / n
-    # each component at its own quantile: the items' (interaction removed) at the normal's, the seeds' at
-    # Student's with k - 1 degrees of freedom
-    wanted = 2 * np.sqrt(
-        norm.ppf(0.975) ** 2 * max(items - noise / k, 0.0) + t.ppf(0.975, k - 1) ** 2 * seeds
-    )
 
-    def width(c: float) -> float:
-        low, high = np.percentile(item_part + c * seed_part, [2.5, 97.5])
-        return float(high - low)
-
-    if width(0.0) >= wanted:
-        return 0.0
-    low, high = 0.0, 1.0
-    while width(high) < wanted:
-        low, high = high, 2 * high
-    for _ in range(30):  # bisection: the width grows with c
-        middle = (low + high) / 2
-        low, high = (middle, high) if width(middle) < wanted else (low, middle)
-    return high
+def _shared(*rows: Sequence[Scores]) -> list[str]:
+    """The scores every seed of every row has."""
+    return sorted(set.intersection(*(set(scores) for row in rows for scores in row)))
 
 
 def seed_resamples(
@@ -143,23 +114,47 @@ def seed_resamples(
     few_seeds_correction: bool = True,
 ) -> Scores:
     """A row's two-level resamples from its k seeds' item resamples (in the order of `seeds`, their
-    names; default 0..k-1): resample b is the mean over all k seeds of their item resample b, plus c_k
-    times the drawn seeds' departure from it (the mean over k slots of the item resample b of seed
-    draws[b, m], minus that mean; `few_seeds_factor`; c = 1 without `few_seeds_correction`, the plain
+    names; default 0..k-1): resample b is the mean over all k seeds of their item resample b, plus c times
+    the drawn seeds' departure from it (the mean over k slots of the item resample b of seed draws[b, m],
+    minus that mean; c from harness.stats.few_seeds; c = 1 without `few_seeds_correction`, the plain
     two-level bootstrap, kept for bench/coverage.py's comparison). A score some seed lacks is left out."""
-    k = len(per_seed)
-    if k == 1:
+    if len(per_seed) == 1:
         return dict(per_seed[0])
-    draws = resampler.seed_draws(list(range(k)) if seeds is None else list(seeds))
-    rows = np.arange(resampler.resamples)[:, None]
-    shared = set.intersection(*(set(scores) for scores in per_seed))
     out = {}
-    for name in sorted(shared):
-        scores = np.stack([per_seed[j][name] for j in range(k)])  # [k, B]
-        items = scores.mean(axis=0)
-        seed_part = scores[draws, rows].mean(axis=1) - items
-        factor = few_seeds_factor(scores, seed_part) if few_seeds_correction else 1.0
-        out[name] = items + factor * seed_part
+    for name in _shared(per_seed):
+        scores, items, seed_part = _parts(per_seed, resampler, seeds, name)
+        c = factor(items, seed_part, components(scores)) if few_seeds_correction else 1.0
+        out[name] = items + c * seed_part
+    return out
+
+
+def seed_difference(
+    a: Sequence[Scores],
+    b: Sequence[Scores],
+    resampler: Resampler,
+    seeds: tuple[Sequence[object] | None, Sequence[object] | None] = (None, None),
+    few_seeds_correction: bool = True,
+) -> Scores:
+    """Resamples of row a minus row b (each its seeds' item resamples, `seeds` their names), the few-seeds
+    correction made on the difference (harness.stats.few_seeds): rows of the same seeds are paired, the
+    rule run on their per-seed differences; others get one c for both seed parts, Welch's degrees of
+    freedom. Without `few_seeds_correction`, each row's plain two-level resamples, subtracted."""
+    if not few_seeds_correction or len(a) == len(b) == 1:
+        plain = [seed_resamples(row, resampler, names, few_seeds_correction)
+                 for row, names in zip((a, b), seeds, strict=True)]  # fmt: skip
+        return {name: plain[0][name] - plain[1][name] for name in _shared([plain[0]], [plain[1]])}
+    names_a, names_b = (
+        list(range(len(row))) if n is None else list(n) for row, n in zip((a, b), seeds, strict=True)
+    )
+    if names_a == names_b:
+        paired = [{name: a[j][name] - b[j][name] for name in _shared([a[j]], [b[j]])} for j in range(len(a))]
+        return seed_resamples(paired, resampler, names_a)
+    out = {}
+    for name in _shared(a, b):
+        scores_a, items_a, seed_a = _parts(a, resampler, names_a, name)
+        scores_b, items_b, seed_b = _parts(b, resampler, names_b, name)
+        items, seed_part = items_a - items_b, seed_a - seed_b
+        out[name] = items + factor(items, seed_part, unpaired_components(scores_a, scores_b)) * seed_part
     return out
 
 
