@@ -17,7 +17,10 @@ class MultitaskFinetune(Preset):
     """Heads and the task schedule: multi-task fine-tuning."""
 
     template = ({"finetune": "multitask"},)
-    aliases: ClassVar[dict[str, str]] = {"combiner": "finetune.combiner"}
+    aliases: ClassVar[dict[str, str]] = {
+        "combiner": "finetune.combiner",
+        "pcgrad_reduction": "finetune.pcgrad_reduction",
+    }
     own_fields: ClassVar[dict[str, tuple[Any, Any]]] = SINGLE_TASK
     groups = (HeadParams,)
     rules = (single_task,)

@@ -32,17 +32,27 @@ class TaskStage(StageSpec):
         description="how the three tasks share the steps (harness.train.combiners); multitask stages only",
     )
     heads_only: bool = Field(False, description="freeze the encoder, train only the heads")
+    pcgrad_reduction: Literal["mean", "sum"] = Field(
+        "mean",
+        description="combiner pcgrad: the projected task gradients' mean over the tasks on the shared "
+        "encoder (Pytorch-PCGrad, the code Chen uses) or their sum (Yu et al. Algorithm 1); "
+        "harness.train.pcgrad",
+    )
 
     @model_validator(mode="after")
     def _combiner_of_the_tasks(self) -> TaskStage:
         if self.variety != "multitask":
             refuse_set(self, self.unread(), f"by a single-task stage ({self.kind}: {self.variety})")
-        elif COMBINERS[self.combiner].single:
+        elif self.combiner != "pcgrad":
+            refuse_set(self, self.unread(), f"with combiner {self.combiner!r} (pcgrad reads it)")
+        if self.variety == "multitask" and COMBINERS[self.combiner].single:
             raise ValueError(f"combiner 'single' is written {self.kind}: sst (or quora, sts)")
         return self
 
     def unread(self) -> set[str]:
-        return {"combiner"} if self.variety != "multitask" else set()
+        if self.variety != "multitask":
+            return {"combiner", "pcgrad_reduction"}
+        return {"pcgrad_reduction"} if self.combiner != "pcgrad" else set()
 
     def reads_quora(self) -> bool:
         return "quora" in self.tasks
@@ -70,6 +80,7 @@ class TaskStage(StageSpec):
             max_steps,
             trainable=(lambda: ctx.heads().head_parameters()) if self.heads_only else None,
             combine=COMBINERS[combiner].backward,
+            pcgrad_reduction=self.pcgrad_reduction,
         )
 
 

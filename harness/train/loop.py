@@ -56,6 +56,7 @@ class Stage:
     max_steps: int | None = None
     trainable: Callable[[], list[nn.Parameter]] | None = None
     combine: Literal["sum", "pcgrad"] = "sum"
+    pcgrad_reduction: Literal["mean", "sum"] = "mean"  # harness.train.pcgrad
     scored: bool = True  # dev-evaluated (every eval_every steps and at its end); the last stage always is
     first_epoch: int = 0  # shuffles as epochs first_epoch, first_epoch + 1, ... (a repeated stage goes on)
     remember: Callable[[list[Any]], None] | None = None  # given the stage's batches before its first step
@@ -289,7 +290,7 @@ def train_step(
         with autocast(device, amp_dtype):
             parts = update(batch)
         optimizer.zero_grad(set_to_none=True)
-        _backward(parts, params, stage.combine, scaler)
+        _backward(parts, params, stage, scaler)
         _clip_and_step(params, optimizer, scaler, config.max_grad_norm)
         scheduler.step()
         done.append(parts)
@@ -299,12 +300,13 @@ def train_step(
 def _backward(
     parts: dict[str, torch.Tensor],
     params: list[nn.Parameter],
-    combine: str,
+    stage: Stage,
     scaler: torch.amp.GradScaler | None,
 ) -> None:
-    if combine == "pcgrad" and "task_losses" in parts:
+    if stage.combine == "pcgrad" and "task_losses" in parts:
         losses = list(parts["task_losses"].unbind(0))
-        pcgrad_backward([scaler.scale(x) for x in losses] if scaler else losses, params)
+        scaled = [scaler.scale(x) for x in losses] if scaler else losses
+        pcgrad_backward(scaled, params, reduction=stage.pcgrad_reduction)
     elif scaler is not None:
         scaler.scale(parts["loss"]).backward()
     else:

@@ -88,6 +88,7 @@ REFUSED = [
     ([{"contrastive": "unsup", "quora_negatives": False}], "'quora_negatives' is not read by a 'unsup'"),
     ([{"finetune": "sst", "combiner": "pcgrad"}], "'combiner' is not read by a single-task stage"),
     ([{"finetune": "multitask", "combiner": "single"}], "combiner 'single' is written finetune: sst"),
+    ([{"finetune": "multitask", "pcgrad_reduction": "sum"}], "'pcgrad_reduction' is not read with combiner"),
     ([{"fusion": "multitask", "combiner": "pcgrad"}], "combiner 'pcgrad' cannot be used with fusion"),
     ([{"repeat": 2, "epochs": 2, "stages": [{"finetune": "sst"}]}], "'epochs' is not read by a repeat group"),
     ([{"fusion": "multitask", "heads_only": True}], "heads_only cannot be used with fusion"),
