@@ -34,6 +34,13 @@ class RunConfig(BaseModel):
     batch_size: int = Field(64, gt=0, description="sentence pairs per step")
     lr: float = Field(2e-5, gt=0)
     weight_decay: float = Field(0.0, ge=0)
+    adam_eps: float = Field(
+        1e-8,
+        gt=0,
+        description="AdamW's epsilon. 1e-8 is PyTorch's and the Hugging Face Trainer's (SimCSE, SupCL-Seq); "
+        "a method's paper default replaces it when unset (scl, sbert: transformers.AdamW's 1e-6; the CS224N "
+        "methods: the minBERT starter code's AdamW, 1e-6)",
+    )
     epochs: int = Field(1, gt=0)
     max_steps: int | None = Field(None, gt=0, description="stop after this many steps (step budget)")
     warmup_ratio: float = Field(0.1, ge=0, lt=1)

@@ -27,7 +27,9 @@ output tokens except [CLS] (3; models.py:44, :65: `mean_no_cls`), Adam lr 2e-5 w
 bert_sent_embed.py:275-276 `get_constant_schedule_with_warmup`: `lr_schedule: constant`), the final model
 evaluated (4.2: one epoch, no model selection), no gradient clipping (`max_grad_norm: 0`; the paper does not
 say; the authors' loop steps right after `loss.backward()`, Danqi7/584-final@0e40add
-bert_sent_embed.py:143-145).
+bert_sent_embed.py:143-145), AdamW's epsilon 1e-6 (`adam_eps`; bert_sent_embed.py:274
+`AdamW(model.parameters(), lr=learning_rate)` is transformers.AdamW, whose default eps is 1e-6, where
+PyTorch's is 1e-8).
 """
 
 from __future__ import annotations
@@ -97,10 +99,11 @@ class SupervisedContrastiveNLI(Method):
     run_defaults: ClassVar[dict[str, Any]] = {
         "model": "google/bert_uncased_L-8_H-512_A-8", "pooling": "mean_no_cls", "lr": 2e-5, "batch_size": 64,
         "epochs": 1, "warmup_ratio": 0.1, "lr_schedule": "linear", "keep_best": False, "max_grad_norm": 0.0,
+        "adam_eps": 1e-6,  # transformers.AdamW's default (bert_sent_embed.py:274 passes only lr)
     }  # fmt: skip
     run_defaults_source = (
         "Liao 3, 4.2; Danqi7/584-final@0e40add models.py:21, :44, :65; "
-        "bert_sent_embed.py:143-145 (no gradient clipping)"
+        "bert_sent_embed.py:143-145 (no gradient clipping), :274 (transformers.AdamW: eps 1e-6)"
     )
 
     @classmethod

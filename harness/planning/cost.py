@@ -130,7 +130,7 @@ def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: tor
     from harness.train.loop import adamw, train_step
 
     params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
-    optimizer = adamw(params, stage.lr, run.settings.weight_decay, device)
+    optimizer = adamw(params, stage.lr, run.settings.weight_decay, device, run.settings.adam_eps)
     scheduler = get_constant_schedule(optimizer)
     scaler = torch.amp.GradScaler(device.type) if amp_dtype == torch.float16 else None
     batches = stage.make_batches(random.Random(run.settings.seed))

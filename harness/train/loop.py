@@ -67,6 +67,7 @@ class LoopSettings(Protocol):
 
     seed: int
     weight_decay: float
+    adam_eps: float
     warmup_ratio: float
     lr_schedule: Literal["linear", "constant"]
     max_grad_norm: float
@@ -84,18 +85,20 @@ class TrainOutcome:
 
 
 def adamw(
-    params: list[nn.Parameter], lr: float, weight_decay: float, device: torch.device
+    params: list[nn.Parameter], lr: float, weight_decay: float, device: torch.device, eps: float = 1e-8
 ) -> torch.optim.AdamW:
     """AdamW (Loshchilov & Hutter) with PyTorch's fused kernel where there is one (CPU, CUDA): the same
     update in one pass over the parameters, faster than the per-tensor loop.
     Weight decay applies to weight matrices only, not to biases and LayerNorm weights (1-D tensors), as
-    in BERT's optimizer (google-research/bert optimization.py) and Hugging Face's Trainer."""
+    in BERT's optimizer (google-research/bert optimization.py) and Hugging Face's Trainer. `eps`: the
+    run's `adam_eps` (1e-8, PyTorch's default; 1e-6 where a paper's code used transformers.AdamW or the
+    minBERT starter code's)."""
     groups = [
         {"params": [p for p in params if p.ndim > 1], "weight_decay": weight_decay},
         {"params": [p for p in params if p.ndim <= 1], "weight_decay": 0.0},
     ]
     groups = [g for g in groups if g["params"]]
-    return torch.optim.AdamW(groups, lr=lr, fused=device.type in ("cpu", "cuda"))
+    return torch.optim.AdamW(groups, lr=lr, eps=eps, fused=device.type in ("cpu", "cuda"))
 
 
 def stage_batches(stage: Stage, seed: int) -> tuple[Iterator[Any], int, int]:
@@ -218,7 +221,7 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
         stage.remember(planned)
         batches = iter(planned)
     params = stage.trainable() if stage.trainable else [p for p in model.parameters() if p.requires_grad]
-    optimizer = adamw(params, stage.lr, config.weight_decay, device)
+    optimizer = adamw(params, stage.lr, config.weight_decay, device, config.adam_eps)
     updates = total * len(stage.updates)
     warmup = int(config.warmup_ratio * updates)
     scheduler = (

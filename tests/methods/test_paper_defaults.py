@@ -182,3 +182,53 @@ def test_what_the_cs224n_papers_do_not_state_is_marked_so_in_the_source() -> Non
         assert method.run_defaults["keep_best"] is True and "best kept" in method.run_defaults_source
         assert "head_dropout not stated" in method.run_defaults_source
         assert {resolve_run({"method": name}).params.head_dropout} == unsup == {0.1}
+
+
+# Issue 56 item 6: AdamW's epsilon per source. Liao's code uses transformers.AdamW (default eps 1e-6,
+# Danqi7/584-final@0e40add bert_sent_embed.py:274); the CS224N projects the starter code's AdamW
+# (minbert-default-final-project@7ac8260 optimizer.py:14, eps 1e-6); SimCSE and SupCL-Seq the HF
+# Trainer's (adam_epsilon 1e-8, PyTorch's default too).
+EPSILON = {"scl": 1e-6, "sbert": 1e-6, "unsup_simcse": 1e-8, "sup_simcse": 1e-8, "supcl_seq": 1e-8,
+           "multitask": 1e-6, "frozen": 1e-6, "contrastive_first": 1e-6, "supervised_first": 1e-6,
+           "fusion": 1e-6}  # fmt: skip
+
+
+@pytest.mark.parametrize("method", sorted(EPSILON))
+def test_every_method_runs_its_papers_adamw_epsilon(method: str) -> None:
+    run = resolve_run({"method": method})
+    assert run.settings.adam_eps == EPSILON[method]
+    assert (("adam_eps", EPSILON[method], 1e-8) in run.paper_defaults) == (EPSILON[method] != 1e-8)
+    assert resolve_run({"method": method, "adam_eps": 1e-7}).settings.adam_eps == 1e-7  # the study wins
+
+
+def test_the_optimizer_steps_with_the_runs_epsilon() -> None:
+    import torch
+
+    from harness.train.loop import adamw
+
+    weights = torch.nn.Parameter(torch.zeros(2, 2))
+    optimizer = adamw([weights], 1e-3, 0.0, torch.device("cpu"), eps=1e-6)
+    assert all(group["eps"] == 1e-6 for group in optimizer.param_groups)
+
+
+def test_every_cs224n_study_trains_with_the_starter_codes_epsilon() -> None:
+    """The CS224N studies run `method: pipeline` (no paper of its own): their base names the epsilon."""
+    from pathlib import Path
+
+    import yaml
+
+    studies = Path(__file__).resolve().parents[2] / "studies"
+    cs224n = [p for p in studies.glob("*.yaml") if p.stem.startswith(("chen_", "david_"))] + [
+        studies / f"{name}.yaml"
+        for name in (
+            "contrastive_pretraining",
+            "gradient_surgery",
+            "pretraining_data",
+            "ucl_multitask",
+            "unsup_strategies",
+        )  # fmt: skip
+    ]
+    for path in cs224n:
+        base = yaml.safe_load(path.read_text())["base"]
+        if base.get("method") == "pipeline":
+            assert base.get("adam_eps") == 1e-6, path.name
