@@ -15,6 +15,7 @@ SimilarityHead = Literal["cosine", "relu_cosine", "linear"]
 Projection = Literal["simcse", "simclr"]
 Anchors = Literal["entailment_row", "premise"]
 Draw = Literal["random", "first"]
+NLIBatches = Literal["file_order", "premise_groups"]
 
 POOLINGS: tuple[str, ...] = get_args(Pooling)
 PRECISIONS: tuple[str, ...] = get_args(Precision)

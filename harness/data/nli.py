@@ -1,8 +1,15 @@
 """NLI data as groups: a premise with its entailment / neutral / contradiction hypotheses.
 
 Liao's SCL treats each premise as an anchor, its entailed hypotheses as positives and its neutral /
-contradiction hypotheses (plus every other premise's hypotheses in the batch) as negatives, so batches
-are built from whole groups.
+contradiction hypotheses (plus every other premise's hypotheses in the batch) as negatives. Two batch
+orders (`nli_batches`):
+- `file_order` (`file_order_batches`, Liao's default): the pairs in the data's order, cut every
+  `batch_size` rows, never shuffled, as the authors' loader does (Danqi7/584-final@0e40add utils.py:59-60
+  "Don't shuffle since we want same premise cluster together", :75-76 a DataLoader of `batch_size` rows
+  without `shuffle`): a premise's group stays together except where a cut falls inside it, and then
+  each batch holds its part of the group.
+- `premise_groups` (`pack_batches`): whole groups, shuffled each epoch, packed into batches of at most
+  `batch_size` pairs, so no group is ever cut (and batches vary in size).
 """
 
 from __future__ import annotations
@@ -95,4 +102,22 @@ def pack_batches(groups: Sequence[NLIGroup], batch_pairs: int, rng: random.Rando
         size += len(group)
     if current:
         batches.append(current)
+    return batches
+
+
+def file_order_batches(groups: Sequence[NLIGroup], batch_pairs: int) -> list[list[NLIGroup]]:
+    """The pairs in the groups' order, `batch_pairs` rows a batch (the last may be short), each batch's
+    rows regrouped by premise: a group a cut falls inside is split between two batches (module
+    docstring)."""
+    rows = [(g.premise, h, label) for g in groups for h, label in zip(g.hypotheses, g.labels, strict=True)]
+    batches = []
+    for start in range(0, len(rows), batch_pairs):
+        batch: list[NLIGroup] = []
+        for premise, hypothesis, label in rows[start : start + batch_pairs]:
+            if batch and batch[-1].premise == premise:
+                last = batch[-1]
+                batch[-1] = NLIGroup(premise, (*last.hypotheses, hypothesis), (*last.labels, label))
+            else:
+                batch.append(NLIGroup(premise, (hypothesis,), (label,)))
+        batches.append(batch)
     return batches

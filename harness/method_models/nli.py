@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 import torch.nn.functional as F
 
-from harness.data.nli import ENTAILMENT, LABELS, NLIGroup, pack_batches
+from harness.data.nli import ENTAILMENT, LABELS, NLIGroup, file_order_batches, pack_batches
 from harness.fields import parse_selection
 from harness.losses import nli_supervised_contrastive
 from harness.losses.nli_augment import nli_augmented_cross_entropy
@@ -35,10 +35,17 @@ class NLIModel(MethodModel):
         self.max_pos, self.max_neg = parse_selection(params.selection)
 
     def stages(self, config: Any, data: Sequence[NLIGroup]) -> list[Stage]:
-        return [
-            Stage(self.name, lambda rng: pack_batches(data, config.batch_size, rng), [self.loss],
-                  config.epochs, config.lr, config.max_steps)
-        ]  # fmt: skip
+        if self.params.nli_batches == "file_order":
+            fixed = file_order_batches(data, config.batch_size)  # the same every epoch: no shuffle
+
+            def batches(rng: Any) -> list[list[NLIGroup]]:
+                return fixed
+        else:
+
+            def batches(rng: Any) -> list[list[NLIGroup]]:
+                return pack_batches(data, config.batch_size, rng)
+
+        return [Stage(self.name, batches, [self.loss], config.epochs, config.lr, config.max_steps)]
 
     def loss(self, batch: list[NLIGroup]) -> dict[str, torch.Tensor]:
         premises = [g.premise for g in batch]

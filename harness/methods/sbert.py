@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.choices import NLIHead
+from harness.choices import NLIBatches, NLIHead
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
 from harness.registry import register_method
 
@@ -19,6 +19,7 @@ class SBERTParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     classifier: NLIHead = "two_linear"
+    nli_batches: NLIBatches = "file_order"  # as scl's (harness.data.nli)
 
 
 @register_method("sbert")
@@ -28,4 +29,6 @@ class SBERTBaseline(SupervisedContrastiveNLI):
     @classmethod
     def build(cls, encoder: Encoder | None, params: BaseModel, stages: tuple) -> MethodModel:
         """`scl`'s model at lambda = 0 with this classifier."""
-        return super().build(encoder, SCLParams(lam=0.0, classifier=params.classifier), stages)  # type: ignore[attr-defined]
+        return super().build(
+            encoder, SCLParams(lam=0.0, classifier=params.classifier, nli_batches=params.nli_batches), stages
+        )  # type: ignore[attr-defined]

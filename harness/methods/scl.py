@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.choices import Anchors, Draw, NLIHead
+from harness.choices import Anchors, Draw, NLIBatches, NLIHead
 from harness.data.nli import NLIGroup
 from harness.fields import parse_selection, refuse_set
 from harness.methods.base import DataSources, Method
@@ -70,6 +70,12 @@ class SCLParams(BaseModel):
     )
     draw: Draw = Field(
         "random", description="which N+/N- when capped: random (the authors' code) or first in batch order"
+    )
+    nli_batches: NLIBatches = Field(
+        "file_order",
+        description="file_order: SNLI's pairs in order, batch_size rows a batch, never shuffled (the "
+        "authors' loader); premise_groups: whole premise groups shuffled each epoch and packed "
+        "(harness.data.nli)",
     )
 
     @field_validator("selection")
