@@ -51,7 +51,8 @@ class RunConfig(BaseModel):
         1.0,
         ge=0,
         description="gradient clipping to this global norm; 0 disables. 1.0 is the Hugging Face Trainer's "
-        "default; a method's paper default replaces it when unset (scl, sbert: 0; Liao's code does not clip)",
+        "default; a method's paper default replaces it when unset (scl, sbert and the CS224N methods: 0; "
+        "Liao's code and the CS224N starter code do not clip)",
     )
     eval_every: Annotated[int, Field(gt=0)] | Literal["epoch"] = Field(
         1000,

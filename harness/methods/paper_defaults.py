@@ -24,10 +24,11 @@ CS224N (the minBERT default project: Chen, David et al., Phillips):
   these settings (5.3's "dropout probability of 0.3 at each linear layer" is the supervised settings' MLP
   heads): the harness's 0.1, as `unsup_strategies` runs.
 
-Gradient clipping is not stated by any of the three papers (and none published code): `max_grad_norm` 1.0
-is the harness's choice for all of them (the generic default, Hugging Face Trainer's; unchanged), named
-here so it is not a silent default; `max_grad_norm: 0` turns it off, as the CS224N starter code's loop
-(gpoesia/minbert-default-final-project@7ac8260 `multitask_classifier.py:165-166`: no clipping).
+Gradient clipping is not stated by any of the three papers (and none published code): `max_grad_norm: 0`,
+no clipping, as the CS224N starter code they build on, whose loop steps right after the backward pass
+(gpoesia/minbert-default-final-project@7ac8260 `multitask_classifier.py:165-166`); the same code is the
+source of `keep_best` above, so one source decides both (issue 56 item 7; the harness clipped at 1.0
+before). `max_grad_norm: 1.0` is the option (Hugging Face Trainer's default).
 
 AdamW's epsilon is 1e-6 for all three (`adam_eps`): the CS224N projects implement and train with the
 starter code's AdamW (gpoesia/minbert-default-final-project@7ac8260 `optimizer.py:14` `eps: float = 1e-6`,
@@ -40,7 +41,7 @@ from typing import Any
 
 CS224N_COMMON: dict[str, Any] = {
     "lr": 1e-5, "epochs": 10, "warmup_ratio": 0.0, "lr_schedule": "constant", "eval_every": "epoch",
-    "max_grad_norm": 1.0,  # not stated (Chen, David et al., Phillips): the harness's choice
+    "max_grad_norm": 0.0,  # not stated: the starter code does not clip (multitask_classifier.py:165-166)
     "adam_eps": 1e-6,  # the starter code's AdamW (optimizer.py:14), which the three projects train with
 }  # fmt: skip
 
@@ -52,7 +53,8 @@ MINBERT: dict[str, Any] = {
 MINBERT_SOURCE = (
     "David et al. 4.2.5 (lr, dropout), Fig. 2 (dev each epoch); Phillips 3.2, 4.3.1 (pooler, 10 epochs, "
     "batch 8, Adam); keep_best not stated (harness: best dev kept, as the CS224N starter code); "
-    "max_grad_norm not stated (harness 1.0); adam_eps 1e-6: "
+    "max_grad_norm not stated (0: the starter code does not clip, multitask_classifier.py:165-166); "
+    "adam_eps 1e-6: "
     "gpoesia/minbert-default-final-project@7ac8260 optimizer.py:14"
 )
 
@@ -64,6 +66,7 @@ CHEN_STRATEGIES: dict[str, Any] = {
 CHEN_SOURCE = (
     "Chen 4.1 ([CLS] state), 5.3 (lr 1e-5, batch 16, 10 epochs, dev each epoch, best kept), 7; "
     "head_dropout not stated (harness 0.1; 5.3's 0.3 is the supervised heads'); "
-    "max_grad_norm not stated (harness 1.0); adam_eps 1e-6: "
+    "max_grad_norm not stated (0: the starter code does not clip, multitask_classifier.py:165-166); "
+    "adam_eps 1e-6: "
     "gpoesia/minbert-default-final-project@7ac8260 optimizer.py:14"
 )
