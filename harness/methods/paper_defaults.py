@@ -16,7 +16,14 @@ CS224N (the minBERT default project: Chen, David et al., Phillips):
   accuracy are saved" for its unsupervised settings only): `keep_best: true` is the harness's choice,
   inferred from the CS224N starter code the papers build on, which saves the model whenever dev accuracy
   improves and tests that one (gpoesia/minbert-default-final-project@7ac8260 `multitask_classifier.py:176-178,
-  :187`).
+  :187`). Where the papers say nothing the starter code decides, one source for every unstated setting
+  (issue 56 item 8): batch 8 (`multitask_classifier.py:229`), no lr schedule (`:145`), no clipping, AdamW
+  eps 1e-6 (below); the David et al. studies, which state neither batch nor schedule, run the same. Its
+  dropout 0.3 (`:230` `--hidden_dropout_prob`) is the students' layers' (`:133`: the model config, read by
+  the heads), while the encoder, `BertModel.from_pretrained('bert-base-uncased')` (`:48`), keeps BERT's
+  own 0.1: so the baseline's `head_dropout` is 0.3 and `encoder_dropout` the model's. Phillips' "dropout
+  to both attention scores and before layer normalization, with a dropout probability of .3" (3.1) is his
+  own change, run by his study (`contrastive_pretraining`: `encoder_dropout: 0.3`), not by this baseline.
 - `CHEN_STRATEGIES`: Chen's three unsupervised strategies (`contrastive_first`, `supervised_first`,
   `fusion`; Chen 4.2): the [CLS] hidden state (4.1 "hidden state of the [CLS] token"), lr 1e-5 and batch
   16 (5.3), 10 epochs (5.3), no schedule (7), dev after each epoch and the best kept (5.3: "In unsupervised

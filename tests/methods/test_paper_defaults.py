@@ -234,3 +234,24 @@ def test_every_cs224n_study_trains_with_the_starter_codes_epsilon_and_no_clippin
         if base.get("method") == "pipeline":
             assert base.get("adam_eps") == 1e-6, path.name
             assert base.get("max_grad_norm") == 0.0, path.name  # the starter code does not clip
+
+
+def test_the_david_studies_run_the_starter_codes_batch_and_schedule_as_the_multitask_baseline() -> None:
+    """Issue 56 item 8: where David et al. are silent (batch, schedule) their studies and the `multitask`
+    method default from one source, the CS224N starter code: batch 8, no schedule; the baseline's dropout
+    0.3 is the heads' (the starter code's encoder keeps BERT's own)."""
+    from pathlib import Path
+
+    import yaml
+
+    from harness.methods.paper_defaults import MINBERT
+
+    studies = Path(__file__).resolve().parents[2] / "studies"
+    for path in [*studies.glob("david_*.yaml"), studies / "ucl_multitask.yaml"]:
+        base = yaml.safe_load(path.read_text())["base"]
+        if base.get("method") == "pipeline":
+            assert (base["batch_size"], base["lr_schedule"]) == (
+                MINBERT["batch_size"],
+                MINBERT["lr_schedule"],
+            )
+    assert "encoder_dropout" not in MINBERT and MINBERT["head_dropout"] == 0.3
