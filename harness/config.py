@@ -30,7 +30,13 @@ class RunConfig(BaseModel):
         description="model: the model's own sentence-transformers pipeline (its Pooling mode, then Normalize "
         "if listed; mean without modules); or the harness's pooling alone: mean, cls, cls_before_pooler, ...",
     )
-    max_seq_length: int = Field(128, gt=0)
+    max_seq_length: int = Field(128, gt=0, description="training batches are truncated to this many tokens")
+    eval_max_seq_length: Annotated[int, Field(gt=0)] | Literal["training", "model"] = Field(
+        "training",
+        description="what the evaluation truncates to: training (max_seq_length, one length for both), model "
+        "(the model's position limit: SimCSE's evaluation passes no max length, the SimCSE methods' paper "
+        "default), or a number of tokens",
+    )
     batch_size: int = Field(64, gt=0, description="sentence pairs per step")
     lr: float = Field(2e-5, gt=0)
     weight_decay: float = Field(0.0, ge=0)

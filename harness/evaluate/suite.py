@@ -123,7 +123,7 @@ class SentenceEncoder:
             self.encoder,
             pooling=self.encoder.pooling,
             normalize=getattr(self.encoder, "normalize", False),
-            max_length=self.encoder.max_length,
+            max_length=self.encoder.eval_length,
             dtype=self.amp_dtype,
         )
 

@@ -37,9 +37,12 @@ class UnsupSimCSE(Preset):
     run_defaults: ClassVar[dict[str, Any]] = {
         "pooling": "cls_before_pooler", "epochs": 1, "batch_size": 64, "lr": 3e-5, "max_seq_length": 32,
         "warmup_ratio": 0.0, "max_grad_norm": 1.0, "eval_every": 250, "keep_best": True,
+        "eval_max_seq_length": "model",  # the evaluation truncates nothing (evaluation.py:101-105)
     }  # fmt: skip
     run_defaults_source = (
         "princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20; max_grad_norm: the HF Trainer's default "
         "(transformers 4.2.1 training_args.py:293; simcse/trainers.py:473-488); eval_every 250, best STS-B "
-        "dev kept: Gao et al. appendix A (the scripts: 125, run_unsup_example.sh:15-18)"
+        "dev kept: Gao et al. appendix A (the scripts: 125, run_unsup_example.sh:15-18); "
+        "evaluation untruncated: "
+        "evaluation.py:101-105, simcse/trainers.py:107-111 (max_seq_length 32 cuts training batches only)"
     )

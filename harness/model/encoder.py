@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -98,9 +99,18 @@ def set_dropout_floats(module: nn.Module, probability: float) -> None:
 class Encoder(nn.Module):
     """AutoModel + tokenizer + pooling. `forward` takes tokenized inputs, `tokenize` makes them."""
 
-    def __init__(self, model_name: str, pooling: str = "mean", max_length: int | None = 128) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        pooling: str = "mean",
+        max_length: int | None = 128,
+        eval_length: int | Literal["training", "model"] = "training",
+    ) -> None:
         """`pooling: model` embeds as the model's sentence-transformers modules do (harness.model.st_pipeline:
-        their Pooling mode, then Normalize if listed); any other pooling is the harness's alone."""
+        their Pooling mode, then Normalize if listed); any other pooling is the harness's alone.
+        `max_length` truncates training batches; `eval_length` the sentences an evaluation embeds
+        (`token_ids`): `training` the same length, `model` the model's position limit (no truncation in
+        practice: SimCSE's evaluation passes no max length), or a number."""
         super().__init__()
         check_available(model_name)  # a worker or `eval` never checked: one line, not the hub's retries
         path = resolve_model_name(model_name)
@@ -126,6 +136,13 @@ class Encoder(nn.Module):
                 f"give {limit} or less"
             )
         self.max_length = max_length or default_max_length(Path(path), self.model.config)
+        if isinstance(eval_length, int) and limit and eval_length > int(limit):
+            raise HarnessError(
+                f"evaluation length {eval_length} is beyond {model_name!r}'s {limit} positions; "
+                f"give {limit} or less, or eval_max_seq_length: model"
+            )
+        positions = int(limit) if limit else min(int(self.tokenizer.model_max_length), 4096)
+        self.eval_length = {"training": self.max_length, "model": positions}.get(eval_length, eval_length)  # type: ignore[call-overload]
         self.packing = supports_packing(self.model)
         self.store: TokenStore | None = None  # a stage's sentences, tokenized ahead of its loop
         self.buckets: list[int] | None = None  # training lengths padded to these (harness.model.compiled)
@@ -173,18 +190,19 @@ class Encoder(nn.Module):
         return bucket(longest, self.buckets) if self.buckets and self.training else longest
 
     def token_ids(self, sentences: Sequence[str]) -> dict[str, list[list[int]]]:
-        """Tokenize without padding (truncated at max_length): the lists `collate` pads per batch. Made
-        once per process for the same tokenizer, length and sentences (harness.model.tokens)."""
+        """Tokenize an evaluation's sentences without padding (truncated at `eval_length`): the lists
+        `collate` pads per batch. Made once per process for the same tokenizer, length and sentences
+        (harness.model.tokens)."""
 
         def make() -> dict[str, list[list[int]]]:
-            encoded = self.tokenizer(list(sentences), truncation=True, max_length=self.max_length)
+            encoded = self.tokenizer(list(sentences), truncation=True, max_length=self.eval_length)
             return {key: list(values) for key, values in encoded.items()}
 
         identity = (
             self.source,
             type(self.tokenizer).__name__,
             self.tokenizer.truncation_side,
-            self.max_length,
+            self.eval_length,
         )
         return TOKEN_IDS.get(identity, sentences, make)
 

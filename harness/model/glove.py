@@ -90,6 +90,7 @@ class GloveEmbedder(nn.Module):
         stat = path.stat()
         self.pooling = f"glove_mean({path.name}, {stat.st_size} bytes, mtime {stat.st_mtime_ns})"
         self.max_length: int | None = None
+        self.eval_length: int | None = None
         self.rows: dict[str, int] = {}  # word -> row of `table`
         self.searched: set[str] = set()  # every word looked up in the file, found or not
         self.table = torch.zeros(0, self.width)  # not a buffer: the cache key must not depend on it

@@ -57,6 +57,10 @@ class ProjectedEncoder(nn.Module):
         return self.encoder.max_length
 
     @property
+    def eval_length(self) -> int:
+        return self.encoder.eval_length
+
+    @property
     def device(self) -> torch.device:
         return self.encoder.device
 

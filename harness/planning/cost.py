@@ -190,7 +190,7 @@ class Calibrator:
 
     def tokens(self, encoder: Any, texts: list[str]) -> int:
         """`tokens`, once per tokenizer, max length and text list (trials share their evaluation sets)."""
-        key = (encoder.source, encoder.max_length, len(texts), hash(tuple(texts)))
+        key = (encoder.source, encoder.eval_length, len(texts), hash(tuple(texts)))
         return self.once(self.token_counts, key, lambda: tokens(encoder, texts))
 
 
@@ -252,7 +252,11 @@ def build(run: ResolvedRun, data_dir: Path, device: torch.device) -> tuple[Built
     data = local.method.load_train_data(local, DataSources(data_dir))
     s = local.settings
     torch.manual_seed(s.seed)
-    encoder = Encoder(model_dir, s.pooling, s.max_seq_length) if local.method.needs_encoder else None
+    encoder = (
+        Encoder(model_dir, s.pooling, s.max_seq_length, s.eval_max_seq_length)
+        if local.method.needs_encoder
+        else None
+    )
     model = local.build(encoder).to(device).train()
     if encoder is not None:  # the trial's compile choice on this device (harness.model.compiled)
         compile_choice(encoder, s.compile, device)
@@ -310,10 +314,10 @@ def evaluation_costs(cost: TrialCost, built: Built, data_dir: Path, calibrator: 
 
 
 def tokens(encoder: Any, texts: list[str]) -> int:
-    """The tokens of `texts` as the encoder reads them (truncated at its max length)."""
+    """The tokens of `texts` as an evaluation reads them (truncated at the encoder's evaluation length)."""
     if not texts:
         return 0
-    ids = encoder.tokenizer(texts, truncation=True, max_length=encoder.max_length)["input_ids"]
+    ids = encoder.tokenizer(texts, truncation=True, max_length=encoder.eval_length)["input_ids"]
     return sum(len(row) for row in ids)
 
 

@@ -165,7 +165,7 @@ def _train_and_evaluate(
     device = pick_device(config.device)
     amp_dtype = DTYPES[resolve_precision(device, config.precision)]
     encoder = (
-        Encoder(config.model, config.pooling, config.max_seq_length)
+        Encoder(config.model, config.pooling, config.max_seq_length, config.eval_max_seq_length)
         if run_spec.method.needs_encoder
         else None
     )

@@ -62,3 +62,34 @@ def test_first_last_avg_is_mean_of_first_layer_and_last(two_layer_bert: Path) ->
     expected = mean_pool((states[1] + states[-1]) / 2, inputs["attention_mask"])
     assert torch.allclose(got, expected, atol=1e-6)
     assert not torch.allclose(got, mean_pool(states[-1], inputs["attention_mask"]))
+
+
+def test_the_evaluation_truncates_at_its_own_length(tiny_bert: Path) -> None:
+    """Issue 56 item 3: training batches at max_length, an evaluation's sentences at eval_length
+    (`training`: the same; `model`: the model's positions, as SimCSE's untruncated evaluation)."""
+    long = " ".join(["word"] * 80)
+    same = Encoder(str(tiny_bert), "mean", 32)
+    untruncated = Encoder(str(tiny_bert), "mean", 32, "model")
+    limit = untruncated.model.config.max_position_embeddings
+    assert (same.eval_length, untruncated.eval_length) == (32, limit)
+    assert len(same.token_ids([long])["input_ids"][0]) == 32
+    assert len(untruncated.token_ids([long])["input_ids"][0]) == min(82, limit)
+    assert untruncated.tokenize([long])["input_ids"].shape[1] == 32  # training still cuts at 32
+    assert len(Encoder(str(tiny_bert), "mean", 32, 48).token_ids([long])["input_ids"][0]) == 48
+
+
+def test_an_evaluation_length_beyond_the_models_positions_is_refused(tiny_bert: Path) -> None:
+    from harness.errors import HarnessError
+
+    with pytest.raises(HarnessError, match=r"evaluation length 100000 is beyond .* eval_max_seq_length: model"):
+        Encoder(str(tiny_bert), "mean", 32, 100000)
+
+
+def test_simcses_methods_evaluate_untruncated_by_default() -> None:
+    from harness.spec.run_spec import resolve_run
+
+    for method in ("unsup_simcse", "sup_simcse"):
+        run = resolve_run({"method": method})
+        assert (run.settings.max_seq_length, run.settings.eval_max_seq_length) == (32, "model")
+        assert ("eval_max_seq_length", "model", "training") in run.paper_defaults
+    assert resolve_run({"method": "scl"}).settings.eval_max_seq_length == "training"
