@@ -81,7 +81,9 @@ def test_the_evaluation_truncates_at_its_own_length(tiny_bert: Path) -> None:
 def test_an_evaluation_length_beyond_the_models_positions_is_refused(tiny_bert: Path) -> None:
     from harness.errors import HarnessError
 
-    with pytest.raises(HarnessError, match=r"evaluation length 100000 is beyond .* eval_max_seq_length: model"):
+    with pytest.raises(
+        HarnessError, match=r"evaluation length 100000 is beyond .*eval_max_seq_length: model"
+    ):
         Encoder(str(tiny_bert), "mean", 32, 100000)
 
 
