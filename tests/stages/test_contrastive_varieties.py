@@ -40,7 +40,8 @@ def test_a_new_variety_is_one_class(lowercase_variety: type, tiny_bert: Path, da
     (spec,) = run.stages
     assert type(spec) is lowercase_variety and run.objective.name == "sts"
     assert run.flat()["stages"] == [{"contrastive": "test_lowercase", "batch_size": 8, "temperature": 0.1,
-                                     "length_grouping": False, "max_sentences": 16}]  # fmt: skip
+                                     "epoch_size": "all", "mixing": "pooled", "length_grouping": False,
+                                     "max_sentences": 16}]  # fmt: skip
     model = run.build(Encoder(str(tiny_bert), "mean", 32))
     data = spec.load(run.sources(data_dir))
     assert len(data) == 16

@@ -75,7 +75,8 @@ def test_repeat_groups_expand_and_the_logged_form_reads_back() -> None:
     ]
     logged = run.flat()["stages"]
     assert logged[0] == {"contrastive": "sup_nli", "epochs": 3, "temperature": 0.05,
-                         "hard_negative_weight": 0.0, "length_grouping": False}  # fmt: skip
+                         "hard_negative_weight": 0.0, "epoch_size": "all", "mixing": "pooled",
+                         "length_grouping": False}  # fmt: skip
     again = resolve_run({"method": "pipeline", **run.flat()})
     assert again.params == run.params
     assert run.method.trained_tasks(run.params, run.stages) == ("sst",)

@@ -7,10 +7,12 @@ and `loss`, decorated `@register_contrastive("name")`) plus its import in `__ini
 
 from __future__ import annotations
 
+import math
 import random
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic.fields import FieldInfo
 
 from harness.errors import HarnessError
@@ -47,6 +49,19 @@ class ContrastiveStage(StageSpec, TemperatureField):
         le=1,
         description="each epoch, a fresh random share of the examples (Chen 5.3: 6% of Quora)",
     )
+    epoch_size: Literal["all", "smallest"] = Field(
+        "all",
+        description="all: an epoch is one pass over the examples; smallest: as many batches as one pass of "
+        "the smallest of the stage's data sets (the CS224N sets counted in rows: Phillips 3.3 'we define a "
+        "training epoch as one epoch for our smallest dataset'), drawn from a fresh shuffle each epoch",
+    )
+    mixing: Literal["pooled", "concurrent"] = Field(
+        "pooled",
+        description="pooled: the data sets' examples in one pool, negatives across them; concurrent: each "
+        "step one batch from every data set, the loss the mean of theirs (negatives within a data set), an "
+        "epoch the smallest data set's batches (David et al. 3.1, 4.2.2 'done on three datasets "
+        "concurrently')",
+    )
     length_grouping: bool = Field(
         False,
         description="batch examples of similar length together (less padding, but in-batch negatives of "
@@ -79,9 +94,28 @@ class ContrastiveStage(StageSpec, TemperatureField):
         info.description = f"the variety: {', '.join(names)}"
         return info
 
+    @model_validator(mode="after")
+    def _a_share_or_an_epoch_of_the_smallest(self) -> ContrastiveStage:
+        if self.fraction is not None and (self.mixing == "concurrent" or self.epoch_size == "smallest"):
+            raise ValueError(
+                "fraction cannot be used with mixing: concurrent or epoch_size: smallest; remove one"
+            )
+        return self
+
     def examples(self, sources: StageSources) -> list[Any]:
         """Every training example of this variety, in a fixed order."""
         raise NotImplementedError
+
+    def examples_by_source(self, sources: StageSources) -> dict[str, list[Any]]:
+        """The examples of each data set the stage reads (varieties with several: `data`), each in a fixed
+        order; by default all of them as one."""
+        return {self.contrastive: self.examples(sources)}
+
+    def source_rows(self, sources: StageSources, name: str, examples: list[Any]) -> int:
+        """A data set's size for `epoch_size: smallest` and `mixing: concurrent`: a CS224N training set's
+        rows (SST sentences, Quora or STS pairs: the sets the papers count epochs in), else its examples."""
+        tasks = {"sst": "sst_train", "quora": "quora_train", "sts": "sts_train"}
+        return len(getattr(sources.tasks(), tasks[name])) if name in tasks else len(examples)
 
     def loss(self, ctx: StageContext, batch: list[Any]) -> dict[str, torch.Tensor]:
         """The batch's loss under "loss"."""
@@ -94,8 +128,16 @@ class ContrastiveStage(StageSpec, TemperatureField):
             len(example) if isinstance(example, str) else sum(len(x) for x in example if isinstance(x, str))
         )
 
-    def load(self, sources: StageSources) -> list[Any]:
-        examples = self.examples(sources)
+    def load(self, sources: StageSources) -> list[Any] | Sourced:
+        """The examples (one pool), or per data set with the smallest set's rows (`Sourced`) where the
+        epoch or the batches follow the data sets (`epoch_size: smallest`, `mixing: concurrent`)."""
+        if self.mixing == "pooled" and self.epoch_size == "all":
+            return self._checked(self.examples(sources))
+        by_source = {name: self._checked(found) for name, found in self.examples_by_source(sources).items()}
+        rows = min(self.source_rows(sources, name, found) for name, found in by_source.items())
+        return Sourced(by_source, rows)
+
+    def _checked(self, examples: list[Any]) -> list[Any]:
         if not examples:
             raise HarnessError(
                 f"the training set is empty: the {self.contrastive} contrastive stage found no examples "
@@ -108,23 +150,50 @@ class ContrastiveStage(StageSpec, TemperatureField):
 
         epochs, lr, batch_size, max_steps = self.schedule(settings)
 
-        def batches(rng: random.Random) -> list[list[Any]]:
-            chosen = (
-                data if self.fraction is None else rng.sample(data, max(2, round(self.fraction * len(data))))
-            )
+        def drawn(examples: list[Any], rng: random.Random) -> list[list[Any]]:
             if self.length_grouping:
-                grouped = length_grouped(chosen, batch_size, rng, self.size)
+                grouped = length_grouped(examples, batch_size, rng, self.size)
             else:
-                grouped = random_batches(chosen, batch_size, rng)
+                grouped = random_batches(examples, batch_size, rng)
             return [b for b in grouped if len(b) > 1]
+
+        def batches(rng: random.Random) -> list[Any]:
+            if not isinstance(data, Sourced):
+                chosen = (
+                    data
+                    if self.fraction is None
+                    else rng.sample(data, max(2, round(self.fraction * len(data))))
+                )
+                return drawn(chosen, rng)
+            steps = math.ceil(data.rows / batch_size)  # an epoch of the smallest data set
+            if self.mixing == "pooled":
+                return drawn([x for found in data.by_source.values() for x in found], rng)[:steps]
+            per_source = {name: drawn(found, rng) for name, found in data.by_source.items()}
+            steps = min(steps, *(len(b) for b in per_source.values()))
+            return [[(name, per_source[name][i]) for name in per_source] for i in range(steps)]
+
+        def loss(batch: list[Any]) -> dict[str, torch.Tensor]:
+            if not isinstance(data, Sourced) or self.mixing == "pooled":
+                return self.loss(ctx, batch)
+            parts = {name: self.loss(ctx, part)["loss"] for name, part in batch}  # a data set's own negatives
+            total = sum(parts.values()) / len(parts)  # combined as the concurrent fine-tuning's mean
+            return {"loss": total, **{f"loss_{name}": value.detach() for name, value in parts.items()}}
 
         def remember(planned: list[Any]) -> None:  # every sentence the stage's steps embed, tokenized once
             from harness.model.token_store import strings
 
             ctx.encoder.remember(strings(planned))
 
-        return Stage(f"contrastive-{self.contrastive}", batches, [lambda b: self.loss(ctx, b)], epochs, lr,
-                     max_steps, remember=remember)  # fmt: skip
+        return Stage(f"contrastive-{self.contrastive}", batches, [loss], epochs, lr, max_steps,
+                     remember=remember)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A stage's examples per data set, and the smallest set's rows (its epoch, in examples)."""
+
+    by_source: dict[str, list[Any]]
+    rows: int
 
 
 CONTRASTIVE: Registry[type[ContrastiveStage]] = Registry(

@@ -46,5 +46,10 @@ class SupPairsStage(ContrastiveStage):
     def examples(self, sources: StageSources) -> list[tuple[str, str]]:
         return labelled_pairs(self.data, sources.tasks(), self.min_similarity)
 
+    def examples_by_source(self, sources: StageSources) -> dict[str, list[tuple[str, str]]]:
+        return {
+            source: labelled_pairs([source], sources.tasks(), self.min_similarity) for source in self.data
+        }
+
     def loss(self, ctx: StageContext, batch: list[tuple[str, str]]) -> dict[str, torch.Tensor]:
         return info_nce_loss(ctx, [[b[0] for b in batch], [b[1] for b in batch]], self.temperature)

@@ -78,5 +78,11 @@ class UnsupStage(ContrastiveStage):
     def examples(self, sources: StageSources) -> list[str]:
         return unsup_sentences(self.data, sources.data_dir, sources.tasks, lambda t: sources.glue(t, "train"))
 
+    def examples_by_source(self, sources: StageSources) -> dict[str, list[str]]:
+        glue = lambda t: sources.glue(t, "train")  # noqa: E731 - the reader unsup_sentences takes
+        return {
+            source: unsup_sentences([source], sources.data_dir, sources.tasks, glue) for source in self.data
+        }
+
     def loss(self, ctx: StageContext, batch: list[str]) -> dict[str, torch.Tensor]:
         return simcse_loss(ctx, batch, self.temperature)
