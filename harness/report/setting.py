@@ -1,6 +1,8 @@
 """Whether a report's runs were made at the paper's setting, so that "harness - paper" means something.
 
-The paper's setting is the study's `paper` profile: its model, training data and schedule. The runs
+The paper's setting is the study's `paper` profile: its model, training data, schedule and precision
+(fp32 where the paper's code trained in fp32: runs at bf16, `--set precision=bf16` or `auto` on a GPU,
+are named as a difference). The runs
 match it when every one of them has the paper profile's value for each of those fields (whatever their
 profile is called). Otherwise the paper's rows are printed as the paper's (model X) without a
 difference, and the caption says why: a smoke profile's all-MiniLM-L6-v2 after 60 steps beating an
@@ -16,7 +18,7 @@ import pandas as pd
 from harness.errors import HarnessError
 
 SETTING = ("model", "train_data", "snli_splits", "train_limit", "epochs", "max_steps", "batch_size", "lr",
-           "max_seq_length", "glue_source", "quora_train")  # fmt: skip
+           "max_seq_length", "glue_source", "quora_train", "precision")  # fmt: skip
 PAPER_PROFILE = "paper"
 
 

@@ -255,3 +255,19 @@ def test_the_david_studies_run_the_starter_codes_batch_and_schedule_as_the_multi
                 MINBERT["lr_schedule"],
             )
     assert "encoder_dropout" not in MINBERT and MINBERT["head_dropout"] == 0.3
+
+
+def test_every_paper_profile_trains_at_the_papers_precision() -> None:
+    """Issue 56 item 9: Liao, SupCL-Seq and the CS224N projects trained in fp32 (none of their code uses
+    autocast or fp16): their paper profiles set it, and a report names a run at another precision."""
+    from pathlib import Path
+
+    import yaml
+
+    from harness.report.setting import SETTING
+
+    for path in sorted((Path(__file__).resolve().parents[2] / "studies").glob("*.yaml")):
+        study = yaml.safe_load(path.read_text())
+        if study["base"].get("method") != "ensemble":
+            assert study["profiles"]["paper"]["base"]["precision"] == "fp32", path.name
+    assert "precision" in SETTING
