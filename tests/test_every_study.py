@@ -20,7 +20,10 @@ from harness.spec.study_spec import STUDIES_DIR, load_study
 from harness.study.runner import run_study
 
 STUDIES = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
-SOURCES = {"chen_ensemble": "chen_supervised", "david_ensemble": "david_ensemble_members"}  # run first
+SOURCES = {
+    "chen_ensemble": ["chen_supervised", "chen_negatives"],
+    "david_ensemble": ["david_ensemble_members"],
+}
 
 
 def _two_steps(node: Any) -> Any:
@@ -80,7 +83,7 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     # The projection figures' t-SNE (8 s a panel of 1,101 SST sentences on one core) is tested in
     # tests/report/test_projection.py; here the figure is drawn from the runs' saved embeddings over PCA.
     monkeypatch.setattr("harness.report.parts.projection.reduce_2d", _first_two_components)
-    for study in [SOURCES[name]] if name in SOURCES else []:
+    for study in SOURCES.get(name, []):  # the studies an ensemble reads, run first
         run_study(load_study(str(tiny_copy(study, tmp_path, tiny_bert))), progress=False)
     study = load_study(str(tiny_copy(name, tmp_path, tiny_bert)))
     opt = run_study(study, progress=False)

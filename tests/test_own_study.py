@@ -212,7 +212,8 @@ def test_paper_defaults_are_recorded_only_where_they_change_a_field_left_unset()
     assert "pooling" not in changed and "lr" not in changed  # set by the study: its own value wins
     assert {"max_seq_length", "warmup_ratio"} <= changed and run.settings.max_seq_length == 32
     assert "epochs" not in changed  # SimCSE's 1 epoch is the run default already: nothing changed
-    own = {"method": "scl", "model": "m", "pooling": "mean", "keep_best": True, "max_grad_norm": 1.0}
+    own = {"method": "scl", "model": "m", "pooling": "mean", "keep_best": True, "max_grad_norm": 1.0,
+           "adam_eps": 1e-6}  # fmt: skip
     assert resolve_run(own).paper_defaults == ()
 
 

@@ -1,6 +1,7 @@
-"""`ensemble`: no training. For each task, take the `top_k` runs of `source_study` with the best dev score
-on that task (from MLflow), average their saved dev predictions (class / paraphrase probabilities, STS
-scores) and score the result (Chen 5, David et al.: the best model per task)."""
+"""`ensemble`: no training. For each task, take the `top_k` runs of `source_study` (one study, or several
+whose runs are pooled: Chen's ensemble draws a member from Table 4's runs beside Table 2's) with the best
+dev score on that task (from MLflow), average their saved dev predictions (class / paraphrase
+probabilities, STS scores) and score the result (Chen 5, David et al.: the best model per task)."""
 
 from __future__ import annotations
 
@@ -23,23 +24,34 @@ if TYPE_CHECKING:
 
 
 class EnsembleParams(Strict):
-    source_study: str = Field(description="the MLflow experiment (study) whose trials are combined")
+    source_study: str | list[str] = Field(
+        description="the MLflow experiment (study) whose trials are combined, or a list of them (pooled)"
+    )
     source_profile: str | None = None
     top_k: int = Field(1, gt=0, description="runs averaged per task")
 
+    @property
+    def studies(self) -> list[str]:
+        """The source studies, as a list."""
+        return [self.source_study] if isinstance(self.source_study, str) else list(self.source_study)
+
 
 def choose_runs(
-    tracker: Tracker, source_study: str, profile: str | None, top_k: int
+    tracker: Tracker, source_study: str | list[str], profile: str | None, top_k: int
 ) -> dict[str, list[tuple[str, dict]]]:
-    """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score."""
+    """task -> [(run id, its dev predictions)] for the top_k runs on that task's dev score, over the runs
+    of every source study."""
+    import pandas as pd
+
     from harness.tracking.study_runs import trial_frame  # MLflow is imported only where an ensemble runs
 
-    frame, _ = trial_frame(tracker, source_study, profile)
+    studies = [source_study] if isinstance(source_study, str) else list(source_study)
+    frame = pd.concat([trial_frame(tracker, study, profile)[0] for study in studies], ignore_index=True)
     chosen: dict[str, list[tuple[str, dict]]] = {}
     for task in TASKS:
         metric = f"dev.{SINGLE_TASK_SCORE[task]}"
         if metric not in frame.columns or frame[metric].isna().all():
-            raise HarnessError(f"ensemble: study {source_study!r} has no runs with {metric}")
+            raise HarnessError(f"ensemble: {' and '.join(map(repr, studies))} have no runs with {metric}")
         best = frame.dropna(subset=[metric]).nlargest(top_k, metric)
         chosen[task] = [(run_id, _predictions(tracker, run_id)) for run_id in best["run_id"]]
     return chosen
@@ -66,14 +78,15 @@ class Ensemble(Method):
         p = run.params
         store = local_store(sources.tracking_uri)
         if store is None:
-            return [f"finished runs of {p.source_study} in the tracking store"]
-        done = finished_trials(store).get(p.source_study, {})
-        if (done.get(p.source_profile, 0) if p.source_profile else sum(done.values())) == 0:
-            profile = f" --profile {p.source_profile}" if p.source_profile else ""
-            return [
-                f"finished runs of {p.source_study}: run `harness run-study {p.source_study}{profile}` first"
-            ]
-        return []
+            return [f"finished runs of {study} in the tracking store" for study in p.studies]
+        finished = finished_trials(store)
+        profile = f" --profile {p.source_profile}" if p.source_profile else ""
+        missing = []
+        for study in p.studies:
+            done = finished.get(study, {})
+            if (done.get(p.source_profile, 0) if p.source_profile else sum(done.values())) == 0:
+                missing.append(f"finished runs of {study}: run `harness run-study {study}{profile}` first")
+        return missing
 
     @classmethod
     def scored_tasks(cls, params: Any, stages: tuple[Any, ...]) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ class Book:
     built: list[str] = field(default_factory=list)
     findings: list[StudyFindings] = field(default_factory=list)
     not_run: dict[str, str] = field(default_factory=dict)  # study -> the command that runs it
-    needs: dict[str, str] = field(default_factory=dict)  # study -> the study whose runs it reads
+    needs: dict[str, list[str]] = field(default_factory=dict)  # study -> the studies whose runs it reads
     others: dict[str, str] = field(default_factory=dict)  # own or derived study -> what it is
 
 
@@ -39,15 +39,22 @@ def run_command(study: str, profile: str | None) -> str:
     return f"harness run-study {study} --profile {profile or 'smoke'}"
 
 
-def run_order(studies: list[str], needs: dict[str, str]) -> list[str]:
-    """`studies` with each after the study it reads (`needs`), otherwise in their given order."""
+def source_studies(base: dict) -> list[str]:
+    """The studies whose runs a study reads (an ensemble's `source_study`: one or a list), else none."""
+    found = base.get("source_study")
+    return [] if not found else [found] if isinstance(found, str) else list(found)
+
+
+def run_order(studies: list[str], needs: dict[str, list[str]]) -> list[str]:
+    """`studies` with each after the studies it reads (`needs`), otherwise in their given order."""
     ordered: list[str] = []
 
     def place(study: str) -> None:
         if study in ordered:
             return
-        if needs.get(study) in studies:
-            place(needs[study])
+        for needed in needs.get(study, []):
+            if needed in studies:
+                place(needed)
         ordered.append(study)
 
     for study in studies:
@@ -60,8 +67,8 @@ def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
     command, unbroken on a line of its own."""
     items = []
     for study in run_order(list(book.not_run), book.needs):
-        needed = book.needs.get(study)
-        after = f" (after \\texttt{{{escape_latex(needed)}}}: it reads its runs)" if needed else ""
+        needed = ", ".join(f"\\texttt{{{escape_latex(n)}}}" for n in book.needs.get(study, []))
+        after = f" (after {needed}: it reads their runs)" if needed else ""
         items.append(f"\\item {escape_latex(specs[study].title)}{after}\\\\\n"
                      f"\\mbox{{\\texttt{{{escape_latex(book.not_run[study])}}}}}")  # fmt: skip
     return (
@@ -128,7 +135,7 @@ def build_book(
         sections: dict[str, list[str]] = {}
         paths = sorted(STUDIES_DIR.glob("*.yaml"))
         specs = {p.stem: load_spec(p.stem) for p in paths}
-        book.needs = {p.stem: needed for p in paths if (needed := read_study(p).base.get("source_study"))}
+        book.needs = {p.stem: needed for p in paths if (needed := source_studies(read_study(p).base))}
         for study, spec in specs.items():
             (staging / study).mkdir()
             try:

@@ -8,12 +8,21 @@ from harness.report.book import Book, other_studies, other_studies_page, run_ord
 from harness.tracking.tracker import ROLE_TAG, Tracker
 
 
-def test_a_study_comes_after_the_study_it_reads() -> None:
-    needs = {"chen_ensemble": "chen_supervised", "d_ens": "d_members"}
-    assert run_order(["a", "chen_ensemble", "chen_supervised", "d_ens", "d_members"], needs) == [
-        "a", "chen_supervised", "chen_ensemble", "d_members", "d_ens",
+def test_a_study_comes_after_the_studies_it_reads() -> None:
+    needs = {"chen_ensemble": ["chen_supervised", "chen_negatives"], "d_ens": ["d_members"]}
+    studies = ["a", "chen_ensemble", "chen_supervised", "d_ens", "d_members", "chen_negatives"]
+    assert run_order(studies, needs) == [
+        "a", "chen_supervised", "chen_negatives", "chen_ensemble", "d_members", "d_ens",
     ]  # fmt: skip
-    assert run_order(["chen_ensemble"], needs) == ["chen_ensemble"]  # its source already ran
+    assert run_order(["chen_ensemble"], needs) == ["chen_ensemble"]  # its sources already ran
+
+
+def test_an_ensembles_sources_are_one_study_or_several() -> None:
+    from harness.report.book import source_studies
+
+    assert source_studies({"source_study": "s"}) == ["s"]
+    assert source_studies({"source_study": ["s", "t"]}) == ["s", "t"]
+    assert source_studies({"method": "pipeline"}) == []
 
 
 def test_the_stores_own_and_derived_studies_are_named_with_their_report_command(tmp_path: Path) -> None:
