@@ -251,3 +251,17 @@ def test_every_shipped_runs_logged_config_reads_back() -> None:
             variant = flat.pop("variant", None)
             again = resolve_run(flat, where=f"{path.stem} {variant}", variant=variant)
             assert again.flat() == run.flat(), (path.stem, variant)
+
+
+def test_chens_3_given_rows_pre_train_at_the_lr_their_printed_number_belongs_to() -> None:
+    """Issue 56 item 10: Tables 2 and 5's 3 Given (0.664) is Table 10's 2e-5 row; others keep 5.3's 1e-5."""
+
+    def contrastive_lrs(run: object) -> set[float]:
+        settings = run.settings  # type: ignore[attr-defined]
+        return {s.lr or settings.lr for s in run.stages if s.kind == "contrastive"}  # type: ignore[attr-defined]
+
+    chen = {r.variant: r for r in load_study("chen_supervised", "paper").grid_runs()}
+    assert all(contrastive_lrs(chen[v]) == {2e-5} for v in chen if v.startswith("3_given"))
+    data = {r.variant: r for r in load_study("pretraining_data", "paper").grid_runs()}
+    assert contrastive_lrs(data["3_given"]) == {2e-5}
+    assert contrastive_lrs(data["nli_before_3_given"]) == contrastive_lrs(data["nli"]) == {1e-5}
