@@ -84,7 +84,9 @@ def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: P
     order = list(built.not_run)  # the order they can run in: an ensemble after the study it reads
     assert order.index("chen_supervised") < order.index("chen_ensemble")
     assert order.index("david_ensemble_members") < order.index("david_ensemble")
-    assert "(after \\texttt{chen\\_supervised}: it reads its runs)" in document
+    sources = "\\texttt{chen\\_supervised} and \\texttt{chen\\_negatives}"
+    assert f"(after {sources}: it reads their runs)" in document
+    assert order.index("chen_negatives") < order.index("chen_ensemble")
 
 
 def test_every_variant_is_validated_before_anything_runs(tmp_path: Path, tiny_bert: Path) -> None:

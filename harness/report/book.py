@@ -1,7 +1,7 @@
 """`harness report --all`: the reproduction book. A section per paper: its claims (what its own tables say
 of each, the harness's verdict where its study ran, those no table decides), then every shipped study
 that has runs in the store; the studies not run yet on one page, in the order they can run (a study
-after the one it reads: an ensemble after its members) with the command for each; the store's other studies (a
+after the ones it reads: an ensemble after its members) with the command for each; the store's other studies (a
 researcher's own YAML files elsewhere, derived studies) named with the command that reports each."""
 
 from __future__ import annotations
@@ -67,8 +67,10 @@ def not_run_page(book: Book, specs: dict[str, ReportSpec]) -> str:
     command, unbroken on a line of its own."""
     items = []
     for study in run_order(list(book.not_run), book.needs):
-        needed = ", ".join(f"\\texttt{{{escape_latex(n)}}}" for n in book.needs.get(study, []))
-        after = f" (after {needed}: it reads their runs)" if needed else ""
+        sources = book.needs.get(study, [])
+        needed = " and ".join(f"\\texttt{{{escape_latex(n)}}}" for n in sources)
+        whose = "its" if len(sources) == 1 else "their"
+        after = f" (after {needed}: it reads {whose} runs)" if needed else ""
         items.append(f"\\item {escape_latex(specs[study].title)}{after}\\\\\n"
                      f"\\mbox{{\\texttt{{{escape_latex(book.not_run[study])}}}}}")  # fmt: skip
     return (

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 class Settings:
     seed: int = 0
     weight_decay: float = 0.0
+    adam_eps: float = 1e-8
     warmup_ratio: float = 0.0
     lr_schedule: str = "linear"
     max_grad_norm: float = 1.0
