@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.choices import NLIBatches, NLIHead
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
@@ -19,7 +19,7 @@ class SBERTParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     classifier: NLIHead = "two_linear"
-    nli_batches: NLIBatches = "file_order"  # as scl's (harness.data.nli)
+    nli_batches: NLIBatches = Field("file_order", description="as scl's: file_order or premise_groups")
 
 
 @register_method("sbert")
