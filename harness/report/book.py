@@ -1,8 +1,9 @@
 """`harness report --all`: the reproduction book. A section per paper: its claims (what its own tables say
 of each, the harness's verdict where its study ran, those no table decides), then every shipped study
 that has runs in the store; the studies not run yet on one page, in the order they can run (a study
-after the ones it reads: an ensemble after its members) with the command for each; the store's other studies (a
-researcher's own YAML files elsewhere, derived studies) named with the command that reports each."""
+after the ones it reads: an ensemble after its members) with the command for each; the store's other
+studies (a researcher's own YAML files elsewhere, derived studies) named with the command that reports
+each."""
 
 from __future__ import annotations
 
