@@ -141,7 +141,9 @@ class Encoder(nn.Module):
                 f"evaluation length {eval_length} is beyond {model_name!r}'s {limit} positions; "
                 f"give {limit} or less, or eval_max_seq_length: model"
             )
-        positions = int(limit) if limit else min(int(self.tokenizer.model_max_length), 4096)
+        # the tokens a sequence may hold: RoBERTa's 514 positions hold 512 (its tokenizer says so)
+        usable = int(self.tokenizer.model_max_length) if self.tokenizer.model_max_length < 10**6 else None
+        positions = min(n for n in (int(limit) if limit else None, usable, 4096) if n is not None)
         self.eval_length = {"training": self.max_length, "model": positions}.get(eval_length, eval_length)  # type: ignore[call-overload]
         self.packing = supports_packing(self.model)
         self.store: TokenStore | None = None  # a stage's sentences, tokenized ahead of its loop

@@ -62,11 +62,12 @@ def _study_frame(study: str | None, frame: pd.DataFrame, evidence: Evidence) -> 
 
 @dataclass
 class PairValues:
-    """Two rows' paired difference: observed, resampled, and what its interval covers."""
+    """Two rows' paired difference: observed, resampled, what its interval covers, and the rows' runs."""
 
     observed: float
     resampled: np.ndarray
     covers: str
+    runs: tuple[list[str], list[str]] = ([], [])
 
 
 def _pair(pair: CompareClaim | Pair, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict,
@@ -88,7 +89,8 @@ def _pair(pair: CompareClaim | Pair, frame: pd.DataFrame, evidence: Evidence, ve
         verdict.note = f"the runs have no item record for {pair.metric}"
         return None
     covers = evidence.covers(list(better.run_id), list(worse.run_id))
-    return PairValues(observed[0] - observed[1], resampled, covers)  # type: ignore[operator]
+    runs = (list(better.run_id), list(worse.run_id))
+    return PairValues(observed[0] - observed[1], resampled, covers, runs)  # type: ignore[operator]
 
 
 def _shown_difference(verdict: Verdict, observed: float, resampled: np.ndarray, covers: str) -> Difference:
@@ -113,8 +115,12 @@ def _gain(claim: GainClaim, frame: pd.DataFrame, evidence: Evidence, verdict: Ve
     if first is None or second is None:
         return
     covers = first.covers if first.covers == second.covers else f"{first.covers}; {second.covers}"
-    difference = _shown_difference(verdict, first.observed - second.observed,
-                                   first.resampled - second.resampled, covers)  # fmt: skip
+    resampled = first.resampled - second.resampled  # two metrics: each difference corrected on its own
+    if claim.than.metric == claim.metric:  # one metric: (a - b) - (c - d) corrected as one contrast
+        terms = [(first.runs[0], 1.0), (first.runs[1], -1.0), (second.runs[0], -1.0), (second.runs[1], 1.0)]
+        contrast = evidence.contrast(terms, claim.metric)
+        resampled = resampled if contrast is None else contrast
+    difference = _shown_difference(verdict, first.observed - second.observed, resampled, covers)
     verdict.comparisons = [difference]
 
 

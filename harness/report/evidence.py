@@ -21,7 +21,7 @@ from harness.stats.resample import (
     Resampler,
     item_resamples,
     read_resamples,
-    seed_difference,
+    seed_contrast,
     seed_resamples,
 )
 
@@ -106,11 +106,17 @@ class Evidence:
         """Resamples of row `better` minus row `worse` on `metric`, the few-seeds correction made on the
         difference (paired where the rows have the same seeds; harness.stats.few_seeds), or None where a
         run has no record for it."""
-        rows = [self._per_run(runs, [metric]) for runs in (better, worse)]
+        return self.contrast([(better, 1.0), (worse, -1.0)], metric)
+
+    def contrast(self, terms: Sequence[tuple[Sequence[str], float]], metric: str) -> np.ndarray | None:
+        """Resamples of sum_i sign_i * row_i on `metric` (`terms`: each row's runs and its sign; a gain is
+        (a - b) - (c - d)), corrected as one (harness.stats.resample.seed_contrast), or None where a run has
+        no record for it."""
+        rows = [self._per_run(runs, [metric]) for runs, _ in terms]
         if not all(rows):
             return None
-        names = (self._seed_names(better), self._seed_names(worse))
-        return seed_difference(*rows, self.resampler, names).get(metric)
+        names = [self._seed_names(runs) for runs, _ in terms]
+        return seed_contrast(rows, [sign for _, sign in terms], self.resampler, names).get(metric)
 
     def study_runs(self, study: str) -> pd.DataFrame:
         """Another study's finished runs in the same store (its latest study run), read once per report:

@@ -126,7 +126,9 @@ def table_stats(
         if (label, column) in cells:
             runs, metric = cells[(label, column)]
             return evidence.resampled(runs, [metric]).get(metric)
-        return derived(vector, label, column)
+        return derived(
+            vector, label, column, lambda one, other: _difference(evidence, cells, vector, one, other)
+        )
 
     for label, column in shown:
         values = vector(label, column)
@@ -191,21 +193,26 @@ def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[lis
             stats.tied.add(key)
 
 
-def derived_vector(spec: object) -> Callable[[Vector, str, str], np.ndarray | None]:
-    """A derived cell's resamples: the spec's op (mean, or difference a - b) over the resamples of the
-    cells it is derived from (`derived_rows` over rows, `derived_columns` over columns)."""
+CellDifference = Callable[[Cell, Cell], np.ndarray | None]
+
+
+def derived_vector(spec: object) -> Callable[[Vector, str, str, CellDifference], np.ndarray | None]:
+    """A derived cell's resamples: the spec's op over the cells it is derived from (`derived_rows` over
+    rows, `derived_columns` over columns): the mean of their resamples, or a - b as `difference` gives it
+    (two cells of runs: corrected as one difference, `Evidence.difference`)."""
     rows, columns = getattr(spec, "derived_rows", {}), getattr(spec, "derived_columns", {})
 
-    def derived(vector: Vector, label: str, column: str) -> np.ndarray | None:
+    def derived(vector: Vector, label: str, column: str, difference: CellDifference) -> np.ndarray | None:
         if label in rows:
-            op, parts = rows[label].op, [vector(other, column) for other in rows[label].of]
+            op, sources = rows[label].op, [(other, column) for other in rows[label].of]
         elif column in columns:
-            op, parts = columns[column].op, [vector(label, other) for other in columns[column].of]
+            op, sources = columns[column].op, [(label, other) for other in columns[column].of]
         else:
             return None
-        if any(part is None for part in parts):
-            return None
-        return np.mean(parts, axis=0) if op == "mean" else parts[0] - parts[1]
+        if op != "mean":
+            return difference(sources[0], sources[1])
+        parts = [vector(*cell) for cell in sources]
+        return None if any(part is None for part in parts) else np.mean(parts, axis=0)
 
     return derived
 

@@ -30,15 +30,16 @@ B's chi-square law at every ratio A/B (bench/coverage.py --exact), is 94.2-96.3%
 k = 4 and 95.0-96.0% at k = 5. With d < 2 (two seeds) it falls to 90.8%, so there the seeds' whole part is
 read at Student's t with d degrees of freedom: sqrt(z^2 A + t_d^2 B), 95.0-98.7%.
 
-A difference of two rows is corrected as one: rows of the same seeds (the same names, so the same seed
-draws) are paired, and the rule above runs on the matrix of per-seed differences S_a - S_b (the items'
-part of a paired difference cancels, and with it the reason to read the seeds at fewer degrees of freedom
-than a lone row needs); rows of other seeds are unpaired: A = var_b(I_a - I_b) - noise_a / k_a -
-noise_b / k_b, B = B_a + B_b and d Welch's (1947) B^2 / (B_a^2 / (k_a - 1) + B_b^2 / (k_b - 1)), one c for
-both seed parts."""
+A difference of two rows (or any contrast sum_i s_i row_i, s_i = +-1: a gain is (a - b) - (c - d)) is
+corrected as one: rows of the same seeds (the same names, so the same seed draws) are paired, and the rule
+above runs on the matrix of per-seed contrasts sum_i s_i S_i (the items' part of a paired difference
+cancels, and with it the reason to read the seeds at fewer degrees of freedom than a lone row needs); rows
+of other seeds are unpaired: A = var_b(sum_i s_i I_i) - sum_i noise_i / k_i, B = sum_i B_i and d Welch's
+(1947) B^2 / sum_i (B_i^2 / (k_i - 1)), one c for every seed part."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,15 +92,17 @@ def components(scores: np.ndarray) -> Components:
     return Components(items, seed_variance(scores), k - 1)
 
 
-def unpaired_components(a: np.ndarray, b: np.ndarray) -> Components:
-    """A difference of two rows of other seeds: A of the items' paired difference, B and Welch's d."""
-    ka, kb = a.shape[0], b.shape[0]
-    items = float(np.var(a.mean(axis=0) - b.mean(axis=0))) - noise(a) / ka - noise(b) / kb
-    seeds_a, seeds_b = seed_variance(a), seed_variance(b)
-    parts = [s**2 / (k - 1) for s, k in ((seeds_a, ka), (seeds_b, kb)) if k >= 2 and s > 0]
-    seeds = seeds_a + seeds_b
-    df = seeds**2 / sum(parts) if parts else 0.0
-    return Components(max(0.0, items), seeds, df)
+def unpaired_components(rows: Sequence[np.ndarray], signs: Sequence[float]) -> Components:
+    """A contrast sum_i signs[i] * row_i of rows of other seeds (each a [k_i, B] matrix of per-seed item
+    resamples): A of the items' part of the contrast, B the sum of the rows' seed parts and Welch's d."""
+    items = float(np.var(sum(sign * row.mean(axis=0) for row, sign in zip(rows, signs, strict=True))))
+    items -= sum(noise(row) / row.shape[0] for row in rows)
+    seeds = [seed_variance(row) for row in rows]
+    parts = [
+        b**2 / (row.shape[0] - 1) for b, row in zip(seeds, rows, strict=True) if row.shape[0] >= 2 and b > 0
+    ]
+    total = sum(seeds)
+    return Components(max(0.0, items), total, total**2 / sum(parts) if parts else 0.0)
 
 
 def factor(item_part: np.ndarray, seed_part: np.ndarray, wanted: Components) -> float:

@@ -128,6 +128,45 @@ def seed_resamples(
     return out
 
 
+def seed_contrast(
+    rows: Sequence[Sequence[Scores]],
+    signs: Sequence[float],
+    resampler: Resampler,
+    seeds: Sequence[Sequence[object] | None] | None = None,
+    few_seeds_correction: bool = True,
+) -> Scores:
+    """Resamples of sum_i signs[i] * row_i (each row its seeds' item resamples, `seeds` their names), the
+    few-seeds correction made on the contrast (harness.stats.few_seeds): rows all of the same seeds are
+    paired, the rule run on their per-seed contrasts; others get one c for every seed part, Welch's degrees
+    of freedom. Without `few_seeds_correction`, each row's plain two-level resamples, combined."""
+    named = [None] * len(rows) if seeds is None else list(seeds)
+    if not few_seeds_correction or all(len(row) == 1 for row in rows):
+        plain = [
+            seed_resamples(row, resampler, n, few_seeds_correction)
+            for row, n in zip(rows, named, strict=True)
+        ]
+        return {name: sum(sign * p[name] for p, sign in zip(plain, signs, strict=True))
+                for name in _shared(*([p] for p in plain))}  # fmt: skip
+    names = [list(range(len(row))) if n is None else list(n) for row, n in zip(rows, named, strict=True)]
+    if all(n == names[0] for n in names):
+        per_seed = [
+            {
+                m: sum(sign * row[j][m] for row, sign in zip(rows, signs, strict=True))
+                for m in _shared(*([r[j]] for r in rows))
+            }
+            for j in range(len(names[0]))
+        ]
+        return seed_resamples(per_seed, resampler, names[0])
+    out = {}
+    for name in _shared(*rows):
+        parts = [_parts(row, resampler, n, name) for row, n in zip(rows, names, strict=True)]
+        items = sum(sign * part[1] for part, sign in zip(parts, signs, strict=True))
+        seed_part = sum(sign * part[2] for part, sign in zip(parts, signs, strict=True))
+        wanted = unpaired_components([part[0] for part in parts], signs)
+        out[name] = items + factor(items, seed_part, wanted) * seed_part
+    return out
+
+
 def seed_difference(
     a: Sequence[Scores],
     b: Sequence[Scores],
@@ -135,27 +174,8 @@ def seed_difference(
     seeds: tuple[Sequence[object] | None, Sequence[object] | None] = (None, None),
     few_seeds_correction: bool = True,
 ) -> Scores:
-    """Resamples of row a minus row b (each its seeds' item resamples, `seeds` their names), the few-seeds
-    correction made on the difference (harness.stats.few_seeds): rows of the same seeds are paired, the
-    rule run on their per-seed differences; others get one c for both seed parts, Welch's degrees of
-    freedom. Without `few_seeds_correction`, each row's plain two-level resamples, subtracted."""
-    if not few_seeds_correction or len(a) == len(b) == 1:
-        plain = [seed_resamples(row, resampler, names, few_seeds_correction)
-                 for row, names in zip((a, b), seeds, strict=True)]  # fmt: skip
-        return {name: plain[0][name] - plain[1][name] for name in _shared([plain[0]], [plain[1]])}
-    names_a, names_b = (
-        list(range(len(row))) if n is None else list(n) for row, n in zip((a, b), seeds, strict=True)
-    )
-    if names_a == names_b:
-        paired = [{name: a[j][name] - b[j][name] for name in _shared([a[j]], [b[j]])} for j in range(len(a))]
-        return seed_resamples(paired, resampler, names_a)
-    out = {}
-    for name in _shared(a, b):
-        scores_a, items_a, seed_a = _parts(a, resampler, names_a, name)
-        scores_b, items_b, seed_b = _parts(b, resampler, names_b, name)
-        items, seed_part = items_a - items_b, seed_a - seed_b
-        out[name] = items + factor(items, seed_part, unpaired_components(scores_a, scores_b)) * seed_part
-    return out
+    """Resamples of row a minus row b, corrected as one (`seed_contrast` with signs +1, -1)."""
+    return seed_contrast([a, b], [1.0, -1.0], resampler, list(seeds), few_seeds_correction)
 
 
 def resampled_scores(

@@ -79,3 +79,27 @@ def test_the_best_is_bold_only_beyond_the_runner_ups_paired_interval() -> None:
     overall = TableStats()
     mark_ties(overall, evidence, cells, mean, best_overall=True)
     assert overall.tied == {"*"} and overall.best_mark("A") == "tie"
+
+
+def test_a_derived_difference_of_rows_of_seeds_is_corrected_as_one_difference() -> None:
+    """Three seeds a row: the derived row's interval is `Evidence.difference`'s (the few-seeds correction
+    made on the difference), not the difference of the two rows' own corrected resamples."""
+    rng = np.random.default_rng(1)
+    shared = rng.normal(0, 1, B)
+    shifts = list(enumerate((-1.0, 0.5, 0.8)))
+    values = {f"{row}{j}": offset + shared + rng.normal(0, 1, B) + shift
+              for row, offset in (("cos", 3.0), ("lin", 0.0)) for j, shift in shifts}  # fmt: skip
+    known = evidence(values)
+    cells = {(row, "A"): ([f"{row}{j}" for j in range(3)], "m") for row in ("cos", "lin")}
+
+    class Spec:
+        derived_rows = {"Difference": Derived(op="difference", of=["cos", "lin"])}
+
+    stats = table_stats(known, cells, derived_vector(Spec()), [*cells, ("Difference", "A")], None, {})
+    corrected = known.difference(cells[("cos", "A")][0], cells[("lin", "A")][0], "m")
+    separate = (
+        known.resampled(cells[("cos", "A")][0], ["m"])["m"]
+        - known.resampled(cells[("lin", "A")][0], ["m"])["m"]
+    )
+    assert stats.intervals[("Difference", "A")] == interval(corrected)
+    assert interval(corrected) != interval(separate)

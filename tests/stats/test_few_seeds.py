@@ -67,7 +67,7 @@ def test_rows_of_other_seeds_get_one_factor_at_welchs_degrees_of_freedom() -> No
     a = _rows(rng, 2000, [3.0, -2.0, 0.5], shared)
     b = _rows(rng, 2000, [1.0, 0.0, -2.0, 2.5, -0.5], shared)
     scores_a, scores_b = (np.stack([s["m"] for s in row]) for row in (a, b))
-    parts = unpaired_components(scores_a, scores_b)
+    parts = unpaired_components([scores_a, scores_b], [1.0, -1.0])
     seeds_a, seeds_b = (np.var(s.mean(axis=1), ddof=1) / len(s) for s in (scores_a, scores_b))
     assert parts.seeds == pytest.approx(seeds_a + seeds_b)
     assert parts.df == pytest.approx((seeds_a + seeds_b) ** 2 / (seeds_a**2 / 2 + seeds_b**2 / 4))
@@ -83,6 +83,24 @@ def test_a_one_seed_row_against_a_row_of_seeds_keeps_the_seeds_degrees_of_freedo
     rng = np.random.default_rng(4)
     resampler, shared = Resampler(2000, seed=3), rng.normal(0, 1, 2000)
     a, b = _rows(rng, 2000, [3.0, -2.0, 0.5], shared), _rows(rng, 2000, [0.0], shared)
-    parts = unpaired_components(*(np.stack([s["m"] for s in row]) for row in (a, b)))
+    parts = unpaired_components([np.stack([s["m"] for s in row]) for row in (a, b)], [1.0, -1.0])
     assert parts.df == pytest.approx(2.0)
     assert "m" in seed_difference(a, b, resampler, (None, None))
+
+
+def test_a_gain_of_four_rows_of_the_same_seeds_is_corrected_on_its_per_seed_contrast() -> None:
+    """(a - b) - (c - d), all of the same seeds: the rule runs on the per-seed contrasts, not on two
+    differences each stretched by its own factor."""
+    from harness.stats.resample import seed_contrast
+
+    rng = np.random.default_rng(6)
+    resampler, shared = Resampler(2000, seed=3), rng.normal(0, 2, 2000)
+    rows = [_rows(rng, 2000, list(rng.normal(0, 1.5, 3)), shared) for _ in range(4)]
+    names = ["s1", "s2", "s3"]
+    gain = seed_contrast(rows, [1.0, -1.0, -1.0, 1.0], resampler, [names] * 4)["m"]
+    per_seed = [
+        {"m": rows[0][j]["m"] - rows[1][j]["m"] - rows[2][j]["m"] + rows[3][j]["m"]} for j in range(3)
+    ]
+    assert np.array_equal(gain, seed_resamples(per_seed, resampler, names)["m"])
+    differences = [seed_difference(rows[i], rows[i + 1], resampler, (names, names))["m"] for i in (0, 2)]
+    assert not np.allclose(gain, differences[0] - differences[1])

@@ -167,7 +167,8 @@ class ContrastiveStage(StageSpec, TemperatureField):
                 return drawn(chosen, rng)
             steps = math.ceil(data.rows / batch_size)  # an epoch of the smallest data set
             if self.mixing == "pooled":
-                return drawn([x for found in data.by_source.values() for x in found], rng)[:steps]
+                pool = _once_each([x for found in data.by_source.values() for x in found])
+                return drawn(pool, rng)[:steps]
             per_source = {name: drawn(found, rng) for name, found in data.by_source.items()}
             steps = min(steps, *(len(b) for b in per_source.values()))
             return [[(name, per_source[name][i]) for name in per_source] for i in range(steps)]
@@ -186,6 +187,14 @@ class ContrastiveStage(StageSpec, TemperatureField):
 
         return Stage(f"contrastive-{self.contrastive}", batches, [loss], epochs, lr, max_steps,
                      remember=remember)  # fmt: skip
+
+
+def _once_each(examples: list[Any]) -> list[Any]:
+    """The examples in order, each once (a sentence two data sets share); unhashable ones as given."""
+    try:
+        return list(dict.fromkeys(examples))
+    except TypeError:
+        return examples
 
 
 @dataclass(frozen=True)
