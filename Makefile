@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export MLFLOW_DISABLE_TELEMETRY ?= true
 
-.PHONY: setup demo test lint ui clean postgres mutants
+.PHONY: setup demo test test-fast lint ui clean postgres mutants
 
 setup: $(DEV)
 
@@ -51,6 +51,11 @@ demo: $(DEMO)
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + 1 < 4 ? n + 1 : 4 )))
 test: $(DEV) postgres
 	$(BIN)/pytest -q -n $(TEST_WORKERS)
+
+# The fast lane: every test but those marked `slow` (they train, run studies or start processes), one
+# worker a core (its tests are short: a third worker on 2 cores only adds start-up).
+test-fast: $(DEV)
+	$(BIN)/pytest -q -n $(shell nproc 2>/dev/null || echo 1) -m "not slow"
 
 # The scale-out tests start a real PostgreSQL 15 on 127.0.0.1 (tests/services.py). Installed from Debian's
 # packages where missing and apt-get runs as root; otherwise those tests are skipped, saying why.

@@ -18,6 +18,7 @@ def bench_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(BENCH))  # the scripts import their shared `steps` module
 
 
+@pytest.mark.slow
 def test_step_mfu_times_the_harness_and_both_trainers_on_the_same_step(
     bench_on_path: None, two_layer_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -37,6 +38,7 @@ def test_step_mfu_times_the_harness_and_both_trainers_on_the_same_step(
         assert row["tflops"] == pytest.approx(flops / row["seconds_per_step"] / 1e12)
 
 
+@pytest.mark.slow
 def test_step_overhead_times_the_harness_step_against_a_bare_one(
     bench_on_path: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -49,6 +51,7 @@ def test_step_overhead_times_the_harness_step_against_a_bare_one(
     assert row["ratio"] == pytest.approx(row["harness_ms"] / row["bare_ms"])
 
 
+@pytest.mark.slow
 def test_transfer_fits_compares_both_ways_on_a_task(
     bench_on_path: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -72,6 +75,7 @@ def test_loop_step_seconds_builds_a_method_as_a_trial_does(bench_on_path: None, 
     assert seconds > 0 and built.run.method.name == "scl"
 
 
+@pytest.mark.slow
 def test_as_avx2_shows_the_harness_an_avx2_only_cpu() -> None:
     """bench/as_avx2.sh: PyTorch dispatches to AVX2, the harness sees no native bf16, `auto` is fp32."""
     import shutil

@@ -70,6 +70,7 @@ def test_messages_with_urls_are_masked() -> None:
     )
 
 
+@pytest.mark.slow
 def test_storage_defaults_to_harness_storage(tmp_path: Path, tiny_bert: Path) -> None:
     """A study without --storage keeps its trials where HARNESS_STORAGE says; no warning (nothing typed)."""
     study = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="env_storage", max_steps=1, eval_every=1)

@@ -92,6 +92,7 @@ def test_the_cli_names_the_package_of_a_missing_driver(monkeypatch: pytest.Monke
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(postgres_missing() is not None, reason=str(postgres_missing()))
 def test_a_bare_postgresql_url_opens_a_real_storage_and_store(postgres: Postgres, tmp_path: Path) -> None:
     """What `--workers 0` recommends (postgresql://...) works as written, for Optuna and for MLflow."""

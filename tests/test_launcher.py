@@ -21,6 +21,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", COMMANDS, ids=["error", "dry-run", "relative-path"])
 def test_a_launched_command_prints_and_exits_as_a_fresh_one(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -33,6 +34,7 @@ def test_a_launched_command_prints_and_exits_as_a_fresh_one(
     assert launched.output() == fresh.stdout + fresh.stderr
 
 
+@pytest.mark.slow
 def test_forked_commands_start_with_the_servers_imports_frozen() -> None:
     """The fork server freezes what its imports made (harness.fleet.fork_server_ready), so a worker's first
     collection (harness.study.runner.freeze_what_is_loaded) scans only its own objects: 333 ms -> 0 a

@@ -122,6 +122,7 @@ def test_dry_run_lists_every_trial_and_writes_nothing(
     assert not harness_home.exists()  # no journal, no MLflow store
 
 
+@pytest.mark.slow
 def test_dry_run_of_the_smoke_profile_counts_its_steps() -> None:
     result = harness("run-study", "lambda_tau_sweep", "--dry-run")
     assert result.returncode == 0, result.stderr
@@ -165,6 +166,7 @@ def test_every_shipped_study_defaults_to_its_smoke_profile() -> None:
         assert load_study(str(path)).profile == "smoke", path.name
 
 
+@pytest.mark.slow
 def test_trial_counts_of_the_listing_equal_the_resolved_studies() -> None:
     """`harness studies` counts trials from the YAML alone; the counts equal the resolved studies'."""
     for path in sorted(STUDIES_DIR.glob("*.yaml")):
@@ -242,6 +244,7 @@ def test_every_registered_method_has_a_new_study_test() -> None:
     assert set(METHODS.entries()) == set(globals()["METHODS"])
 
 
+@pytest.mark.slow
 def test_version_and_listing_commands_answer_without_torch() -> None:
     assert harness("--version").stdout.strip().startswith("harness ")
     code = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from torch import nn
 
 from harness.model.heads import NLIClassifier
@@ -238,6 +239,7 @@ def test_phillips_paper_profile() -> None:
         assert (first.contrastive, first.lr, first.epochs) == (kind, 1e-3, 10)
 
 
+@pytest.mark.slow
 def test_every_shipped_runs_logged_config_reads_back() -> None:
     """A trial logs `config.yaml` (every field, defaults included); read back, it is the same run."""
     import yaml

@@ -208,6 +208,7 @@ def test_a_killed_local_worker_is_replaced_and_its_trial_run_again(tmp_path: Pat
     assert killed.info.status == "KILLED" and "lost (killed by signal 9)" in killed.data.tags["error"]
 
 
+@pytest.mark.slow
 def test_dashboard_serves_the_studies_on_loopback(tmp_path: Path) -> None:
     """`harness dashboard` starts optuna-dashboard on 127.0.0.1 over the harness's storage."""
     import json

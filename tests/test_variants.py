@@ -29,6 +29,7 @@ def _with_variants(path: str, variants: dict, **profile_variants: dict) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_a_variants_study_runs_each_variant_and_reports_one_row_each(tmp_path: Path, tiny_bert: Path) -> None:
     base = {"method": "multitask", "batch_size": 4, "max_steps": 2, "eval_every": 2}
     # named like the shipped study, so its shipped report spec (rows by variant) lays out the table

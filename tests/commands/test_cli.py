@@ -136,6 +136,7 @@ def test_methods_and_studies_are_listed() -> None:
     assert "lambda_tau_sweep" in studies and "trials: paper 30, smoke* 4" in studies
 
 
+@pytest.mark.slow
 def test_a_study_whose_trials_fail_exits_non_zero_and_says_how_to_rerun(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
@@ -213,6 +214,7 @@ def test_report_of_a_study_never_run_writes_nothing(harness_home: Path, tmp_path
     assert not (tmp_path / "reports").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["ui", "dashboard"])
 def test_a_server_on_a_taken_port_is_refused_in_one_line(command: str, tmp_path: Path) -> None:
     """An earlier `harness ui` still on the port would keep answering (over another store): say so."""

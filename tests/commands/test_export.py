@@ -15,6 +15,7 @@ from harness.tracking.metric_names import metrics_of
 from tests.helpers import child_runs, harness_here, tiny_study
 
 
+@pytest.mark.slow
 def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
@@ -67,6 +68,7 @@ def test_export_writes_the_best_trials_model(tmp_path: Path, tiny_bert: Path) ->
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".best", ".top2"))]  # no staging left
 
 
+@pytest.mark.slow
 def test_export_without_saved_models_says_how_to_save_them(tmp_path: Path, tiny_bert: Path) -> None:
     run_study(load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="unsaved", max_steps=1)),
               progress=False)  # fmt: skip
@@ -75,6 +77,7 @@ def test_export_without_saved_models_says_how_to_save_them(tmp_path: Path, tiny_
     assert "saved no model; set save_model: true" in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_save_top_k_keeps_the_best_trials_model_and_exports_it(tmp_path: Path, tiny_bert: Path) -> None:
     """Issue 11 item 7: `save_top_k: 1` saves a trial's encoder only while it is the best so far, so the
     final best has its model; sentence-transformers loads the export and embeds as the harness does."""

@@ -52,6 +52,7 @@ def test_every_description_is_whole_and_the_study_resolves(tmp_path: Path, metho
     assert study.profile == "base" and study.n_trials >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", sorted(METHODS.entries()))
 def test_an_uncommented_field_line_is_the_field_at_its_default(tmp_path: Path, method: str) -> None:
     """`uncomment a field's line to change it`: each line, uncommented, is a YAML field (its description a

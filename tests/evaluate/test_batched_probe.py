@@ -54,6 +54,7 @@ CONFIG_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CONFIG_CASES))
 @pytest.mark.parametrize("capacity", [None, 3])
 def test_fits_trained_together_are_the_one_by_one_fits_to_the_bit(case: str, capacity: int | None) -> None:
@@ -111,6 +112,7 @@ def test_training_together_leaves_the_process_rngs_alone() -> None:
     assert (torch.rand(1).item(), np.random.rand()) == before
 
 
+@pytest.mark.slow
 def test_transfer_tasks_on_the_shipped_data_score_the_same_both_ways(data_dir: Path, tiny_bert: Path) -> None:
     """CR (nested k-fold), TREC (k-fold, then test) and SST5 (split) on the shipped SentEval data, embedded
     by the tests' random BERT: scores, dev scores and every item's predicted class, the batched probe

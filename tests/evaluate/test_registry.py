@@ -37,6 +37,7 @@ def first_pairs(data_dir: Path, variant: str) -> tuple[STSPairs, ...]:
     return (STSPairs(dev.name, dev.sent1[:50], dev.sent2[:50], dev.scores[:50]),)
 
 
+@pytest.mark.slow
 def test_a_task_registered_in_a_test_file_runs_through_harness_eval(
     tiny_bert: Path, tmp_path: Path, data_dir: Path
 ) -> None:

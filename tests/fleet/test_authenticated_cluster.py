@@ -64,6 +64,7 @@ def _get(url: str, user: str | None = None, password: str = "") -> int:
         return exc.code
 
 
+@pytest.mark.slow
 def test_the_server_refuses_requests_without_an_account(cluster: Compose) -> None:
     assert _get(f"{cluster.uri}/health") == 200  # the health check needs no account (compose's healthcheck)
     assert _get(f"{cluster.uri}{SEARCH}") == 401
@@ -87,6 +88,7 @@ def test_the_server_refuses_requests_without_an_account(cluster: Compose) -> Non
          "MLFLOW_TRACKING_PASSWORD to an account of that server"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_a_worker_without_the_right_credentials_ends_in_one_line(
     cluster: Compose,
     tmp_path: Path,
@@ -142,6 +144,7 @@ def test_a_password_typed_in_storage_gets_a_warning_and_is_masked(
     assert lines[1].startswith("error: cannot open Optuna storage postgresql+psycopg2://harness:***@")
 
 
+@pytest.mark.slow
 def test_a_study_on_the_authenticated_cluster_shows_no_password(
     cluster: Compose, tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -89,6 +89,7 @@ def test_without_mps_one_line_says_why_and_the_trials_time_slice(
     assert gpu_sharing("time-slicing", ["0"], 4).note is None
 
 
+@pytest.mark.slow
 def test_a_daemon_that_does_not_come_up_is_named_with_its_log_line(
     stand_in: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

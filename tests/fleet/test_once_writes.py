@@ -39,6 +39,7 @@ def _direct(url: str, name: str) -> list[optuna.trial.FrozenTrial]:
     return optuna.load_study(study_name=name, storage=RDBStorage(url)).get_trials(deepcopy=False)
 
 
+@pytest.mark.slow
 def test_trials_made_taken_and_ended_over_lost_commit_answers_happen_once(
     behind_proxy: tuple[CommitDropProxy, str, str],
 ) -> None:
@@ -64,6 +65,7 @@ def test_trials_made_taken_and_ended_over_lost_commit_answers_happen_once(
     assert all(CREATION_ID in t.system_attrs and STATE_WRITE_ID in t.system_attrs for t in trials)
 
 
+@pytest.mark.slow
 def test_optunas_own_storage_makes_an_extra_trial_under_the_same_fault(
     behind_proxy: tuple[CommitDropProxy, str, str],
 ) -> None:
@@ -77,6 +79,7 @@ def test_optunas_own_storage_makes_an_extra_trial_under_the_same_fault(
     assert [t.state for t in _direct(direct, "plain")] == [TrialState.RUNNING, TrialState.RUNNING]
 
 
+@pytest.mark.slow
 def test_a_study_made_or_deleted_over_a_lost_answer_is_made_or_deleted_once(
     behind_proxy: tuple[CommitDropProxy, str, str],
 ) -> None:
@@ -90,6 +93,7 @@ def test_a_study_made_or_deleted_over_a_lost_answer_is_made_or_deleted_once(
     assert proxy.dropped == 2 and [s.study_name for s in optuna.get_all_study_summaries(direct)] == []
 
 
+@pytest.mark.slow
 def test_a_study_run_over_lost_commit_answers_runs_each_grid_point_once(
     behind_proxy: tuple[CommitDropProxy, str, str], tmp_path: Path, tiny_bert: Path
 ) -> None:

@@ -28,6 +28,7 @@ def failing(times: int, error: Exception = REFUSED) -> object:
     return call
 
 
+@pytest.mark.slow
 def test_a_blip_is_retried_with_one_line_for_all_threads(capsys: pytest.CaptureFixture[str]) -> None:
     retry = Retry("postgresql://db/optuna", seconds=10)
     calls = [failing(2), failing(2)]
@@ -52,6 +53,7 @@ def test_a_statement_error_is_not_retried() -> None:
     assert len(call.calls) == 1
 
 
+@pytest.mark.slow
 def test_past_the_window_one_line_then_every_call_fails_at_once() -> None:
     retry = Retry("postgresql://db/optuna", seconds=1)
     with pytest.raises(DatabaseUnavailable) as stopped:

@@ -40,6 +40,7 @@ EXTRA = {
 
 @pytest.mark.slow
 # ensemble: below; glove trains nothing and needs a vectors file: tests/methods/test_glove.py
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [m for m in method_names() if m not in ("ensemble", "glove")])
 def test_method_trains_two_steps_and_logs(method: str, tmp_path: Path, tiny_bert: Path) -> None:
     base = {"method": method, "max_steps": 2, "eval_every": 2, **EXTRA.get(method, {})}
@@ -52,6 +53,7 @@ def test_method_trains_two_steps_and_logs(method: str, tmp_path: Path, tiny_bert
     assert any(k.startswith("dev.") for k in metrics_of(run))
 
 
+@pytest.mark.slow
 def test_ensemble_takes_the_best_run_per_task(tmp_path: Path, tiny_bert: Path) -> None:
     source = tiny_study(tmp_path, tiny_bert, {"seed": [1, 2]}, name="mt-source", method="multitask",
                         batch_size=4, max_steps=2, eval_every=2)  # fmt: skip

@@ -70,6 +70,7 @@ def test_method_has_no_transformer_and_evaluates_the_embedder(tmp_path: Path) ->
     assert method.eval_encoder() is method.embedder and method.stages(None, []) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given", [None, "missing.txt"])
 def test_no_vectors_file_skips_the_trial_until_one_is_given(
     given: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -110,6 +111,7 @@ def sts_vectors(path: Path, data_dir: Path, width: int = 32) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_study_scores_glove_on_sts_without_a_model(tmp_path: Path, data_dir: Path) -> None:
     vectors = sts_vectors(tmp_path / "sts-words.txt.gz", data_dir)
     study = tiny_study(tmp_path, tmp_path / "no-such-model", {"seed": [1]}, name="glove-sts",

@@ -105,6 +105,7 @@ def test_a_token_batch_carries_the_real_token_positions_worked_out_on_the_cpu(
     assert torch.equal(packed(batch), packed(dict(batch)))
 
 
+@pytest.mark.slow
 def test_the_packed_forward_of_a_token_batch_is_one_graph(two_layer_bert: Path) -> None:
     """Nothing in the packed forward reads tensor values back to Python (a host sync on a GPU): traced by
     torch.compile with `fullgraph=True`, which refuses any graph break, in training mode (dropout) too."""

@@ -100,6 +100,7 @@ def test_impossible_projection_settings_are_refused(fields: dict, message: str) 
         resolve_run(fields)
 
 
+@pytest.mark.slow
 def test_a_trial_scores_sts_with_or_without_the_projection(tmp_path: Path, tiny_bert: Path) -> None:
     """Same seed, same training; only the evaluated embedding differs."""
     path = tiny_study(tmp_path, tiny_bert, {"mlp_at_test": [False, True]}, name="mlp-at-test",

@@ -42,6 +42,7 @@ def test_a_pooling_without_a_sentence_transformers_module_saves_the_weights_only
     assert saved_settings(str(tmp_path)) == {"pooling": "mean_no_cls", "max_seq_length": 32}
 
 
+@pytest.mark.slow
 def test_a_trial_saves_its_model_and_harness_eval_scores_it(tmp_path: Path, tiny_bert: Path) -> None:
     from harness.spec.study_spec import load_study
     from harness.study.runner import run_study

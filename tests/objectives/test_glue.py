@@ -60,6 +60,7 @@ def test_the_item_record_gives_back_every_glue_score(task: str) -> None:
         assert recomputed[name] == pytest.approx(value, abs=1e-9), name
 
 
+@pytest.mark.slow
 def test_a_glue_pipeline_fine_tunes_then_probes_rte(tmp_path: Path, tiny_bert: Path, data_dir: Path) -> None:
     """Five steps on RTE, then the final dev predictions read back from MLflow: their record gives back
     the logged scores, its gold values are RTE's dev labels as the dev file lists them (read here, apart

@@ -134,6 +134,7 @@ def test_the_chosen_dev_score_ranks_the_trial_and_picks_the_checkpoint(
         assert steps["dev.overall"][step] == pytest.approx(sum(parts) / 3)
 
 
+@pytest.mark.slow
 def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
     tmp_path: Path, tiny_bert: Path, data_dir: Path
 ) -> None:
@@ -233,6 +234,7 @@ def test_train_as_dev_draws_training_rows(data_dir) -> None:  # noqa: ANN001
     assert len(train_as_dev(data, 10**6).sts_dev) == len(data.sts_train)  # all of them when fewer
 
 
+@pytest.mark.slow
 def test_a_trial_logs_training_set_scores_beside_the_dev_scores(tmp_path, tiny_bert) -> None:  # noqa: ANN001
     from harness.spec.study_spec import load_study
     from harness.study.runner import run_study

@@ -41,6 +41,7 @@ def test_shapes_ignore_floats_and_cut_batches_scale_back() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_tiny_pipelines_work_is_counted_as_worked_by_hand(
     tmp_path: Path, tiny_bert: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -70,6 +71,7 @@ def test_a_tiny_pipelines_work_is_counted_as_worked_by_hand(
     assert not (tmp_path / ".harness").exists()  # nothing written to the stores
 
 
+@pytest.mark.slow
 def test_the_plan_command_on_this_cpu(
     tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,6 +121,7 @@ def test_the_minilm_stand_in_has_the_real_models_config(data_dir: Path) -> None:
     assert {k: stand_in[k] for k in shape} == {k: real[k] for k in shape}
 
 
+@pytest.mark.slow
 def test_the_transfer_tasks_classifier_fits_are_timed(
     tmp_path: Path, tiny_bert: Path, data_dir: Path
 ) -> None:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harness.planning.dry_run import describe_plan
 from harness.spec.study_spec import load_study
@@ -47,6 +48,7 @@ def test_the_dry_run_lists_the_shuffled_grid_by_its_seed(tmp_path: Path, tiny_be
         )
 
 
+@pytest.mark.slow
 def test_a_one_worker_run_numbers_its_trials_as_the_dry_run_said(tmp_path: Path, tiny_bert: Path) -> None:
     """A real run (two trials, one training step each): each trial's number and searched value are the dry
     run's. The seed-42 shuffle of two points reverses them: trial 0 is the YAML's second value."""

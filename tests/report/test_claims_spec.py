@@ -100,6 +100,7 @@ def claim_problems(claim: Claim, frame: pd.DataFrame, runs: dict[str, ResolvedRu
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("study", WITH_CLAIMS)
 def test_every_claim_names_rows_and_a_metric_of_the_paper_profile(study: str) -> None:
     spec = load_spec(study)
@@ -110,6 +111,7 @@ def test_every_claim_names_rows_and_a_metric_of_the_paper_profile(study: str) ->
     assert not unknown, f"every claim has the paper's values (its own or the reference blocks'): {unknown}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("study", WITH_CLAIMS)
 def test_other_profiles_leave_claims_not_run_never_refused(study: str) -> None:
     """A smoke profile's smaller grid lacks some claimed rows (the report says `not run`); none of its
@@ -217,6 +219,7 @@ def transfer_results() -> dict[str, dict[str, object]]:
     return results
 
 
+@pytest.mark.slow
 def test_declared_scores_are_what_each_scorer_returns(data_dir: Path) -> None:
     built_in = [*STS_TASKS, "STSBenchmark-dev", "STSBenchmark-train", "AlignUniform"]
     results = {**evaluate_tasks(random_encode, data_dir, built_in), **transfer_results()}
@@ -231,6 +234,7 @@ def _with_final_tasks(run: ResolvedRun, final: list[str]) -> ResolvedRun:
     return dataclasses.replace(run, settings=run.settings.model_copy(update={"final_tasks": final}))
 
 
+@pytest.mark.slow
 def test_produced_metrics_of_an_sts_run_are_flat_metrics_of_its_evaluation(data_dir: Path) -> None:
     run = next(r for r in load_study("liao_main", PAPER_PROFILE).grid_runs() if r.variant == "sbert_baseline")
     results = {**evaluate_tasks(random_encode, data_dir, [*STS_TASKS, "AlignUniform"]), **transfer_results()}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.report.build import logged_study_file
@@ -17,6 +18,7 @@ from harness.tracking.tracker import Tracker
 from tests.helpers import tiny_study
 
 
+@pytest.mark.slow
 def test_the_paper_setting_is_the_one_the_runs_were_made_against(
     tmp_path: Path, tiny_bert: Path, harness_home: Path
 ) -> None:

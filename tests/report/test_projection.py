@@ -17,6 +17,7 @@ from tests.helpers import child_runs, tiny_study
 from tests.report.drawn import capture_figures, tick_labels
 
 
+@pytest.mark.slow
 def test_a_trial_saves_its_sst_dev_embeddings(tmp_path: Path, tiny_bert: Path, data_dir: Path) -> None:
     path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="saved-embeddings", method="multitask",
                       batch_size=4, max_steps=1, save_embeddings=True)  # fmt: skip

@@ -134,6 +134,7 @@ def _runs(seeds: list[int]) -> list[tuple[dict, pd.DataFrame]]:
     return out
 
 
+@pytest.mark.slow
 def test_one_seed_report_has_intervals_daggers_and_verdicts(tmp_path: Path, reports_dir: Path) -> None:
     tracker = _store(tmp_path, _runs([1]))
     folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(1000))
@@ -165,6 +166,7 @@ def test_one_seed_report_has_intervals_daggers_and_verdicts(tmp_path: Path, repo
     assert "claims.json" in {a.path for a in tracker.client.list_artifacts(findings.parent_run_id)}
 
 
+@pytest.mark.slow
 def test_three_seeds_give_two_level_intervals(tmp_path: Path, reports_dir: Path) -> None:
     _store(tmp_path, _runs([1, 2, 3]))
     folder, findings = build_report("stats_demo", None, str(tmp_path / "out"), None, False, Resampler(1000))
@@ -175,6 +177,7 @@ def test_three_seeds_give_two_level_intervals(tmp_path: Path, reports_dir: Path)
     assert covers == {"seeds and items (3 seeds, few: Student's t on the seeds)"}
 
 
+@pytest.mark.slow
 def test_intervals_are_reproducible_and_change_with_the_bootstrap_seed(
     tmp_path: Path, reports_dir: Path
 ) -> None:
@@ -186,6 +189,7 @@ def test_intervals_are_reproducible_and_change_with_the_bootstrap_seed(
     assert (first / "rows.tex").read_text() != (other / "rows.tex").read_text()
 
 
+@pytest.mark.slow
 def test_plan_seeds_sizes_each_claim_from_the_finished_seeds(tmp_path: Path, reports_dir: Path) -> None:
     from harness.report.evidence import Evidence
     from harness.report.power import power_lines
@@ -235,6 +239,7 @@ def test_plan_seeds_with_one_seed_gives_the_items_floor(tmp_path: Path, reports_
                for line in lines)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_line_points_carry_their_intervals(
     tmp_path: Path, reports_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -321,6 +326,7 @@ def test_paper_values_are_marked_inside_above_or_below_the_interval(
     )
 
 
+@pytest.mark.slow
 def test_a_claim_names_a_row_of_another_study_of_the_store(tmp_path: Path, reports_dir: Path) -> None:
     """stats_demo's lambda 0.5 against the row `baseline` of a second study scored on the same items: the
     claim is judged across the two studies, paired by item (a twin in the other study gives exactly 0)."""

@@ -50,6 +50,7 @@ def _loads_or_says_one_line(action: object, folder: Path) -> None:
     assert sorted(folder.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.slow
 @FUZZ
 @given(study=STUDIES)
 def test_a_fuzzed_study_loads_or_says_one_line(tmp_path: Path, study: dict) -> None:
@@ -83,6 +84,7 @@ def test_a_fuzzed_set_or_search_loads_or_says_one_line(tmp_path: Path, option: s
         optional={k: VALUES for k in ("title", "tables", "figures", "claims")},
     )
 )
+@pytest.mark.slow
 def test_a_fuzzed_report_spec_loads_or_says_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: dict
 ) -> None:

@@ -136,6 +136,7 @@ def test_authors_loop_runs_the_dropouts_of_the_authors_code(
     assert model_dropout(method.encoder) == 0.1  # between batches the encoder is at its own dropout
 
 
+@pytest.mark.slow
 def test_supcl_seq_then_the_probe_on_cola_end_to_end(tmp_path: Path, tiny_bert: Path) -> None:
     stages = [
         {"glue_supcon": "CoLA", "views": [0.0, 0.1, 0.2], "max_steps": 2, "lr": 5e-5},
@@ -149,6 +150,7 @@ def test_supcl_seq_then_the_probe_on_cola_end_to_end(tmp_path: Path, tiny_bert: 
     assert -100 <= metrics_of(run)["dev.CoLA.mcc"] <= 100 and "dev.CoLA.acc" in metrics_of(run)
 
 
+@pytest.mark.slow
 def test_the_self_supervised_probe_reads_the_tasks_own_sentences(tmp_path: Path, tiny_bert: Path,
                                                                  data_dir: Path) -> None:  # fmt: skip
     """Table 3: unsupervised SimCSE on the task's train sentences (both of each pair), then the probe."""

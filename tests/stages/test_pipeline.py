@@ -30,6 +30,7 @@ THREE_STAGES = [
 ]
 
 
+@pytest.mark.slow
 def test_three_stages_from_yaml_train_in_order_with_their_own_settings(
     tmp_path: Path, tiny_bert: Path
 ) -> None:

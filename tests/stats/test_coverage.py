@@ -27,12 +27,14 @@ def test_the_true_values_are_the_designs_own() -> None:
     assert truth < 100 * norm.cdf(0.7 / np.sqrt(2))  # seed noise pulls the mean over seeds towards 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", [c.accuracy(), c.spearman()], ids=lambda d: d.name)
 def test_items_only_intervals_cover_about_95_percent(design: c.Design) -> None:
     result = c.coverage(design, 300, resamples=500)
     assert 0.92 <= result.covered <= 0.98
 
 
+@pytest.mark.slow
 def test_the_few_seeds_correction_restores_what_three_seeds_lose() -> None:
     """Three seeds whose spread is three times the item noise: the plain two-level bootstrap covers far
     less than 95%; corrected, near it."""

@@ -80,6 +80,7 @@ def test_what_cannot_work_is_refused_at_load(
         load_study(_with(path, **{"objectives": OBJECTIVES, **top}))
 
 
+@pytest.mark.slow
 def test_an_objective_the_trial_does_not_log_fails_it_saying_what_it_logs(
     tmp_path: Path, tiny_bert: Path
 ) -> None:

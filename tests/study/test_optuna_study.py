@@ -13,6 +13,7 @@ from harness.study.runner import run_study
 from tests.helpers import child_runs, tiny_study
 
 
+@pytest.mark.slow
 def test_tpe_study_on_a_database_storage(tmp_path: Path, tiny_bert: Path) -> None:
     path = tiny_study(
         tmp_path, tiny_bert, {"lr": {"low": 1e-5, "high": 1e-3, "log": True}}, name="tpe", max_steps=2
@@ -28,6 +29,7 @@ def test_tpe_study_on_a_database_storage(tmp_path: Path, tiny_bert: Path) -> Non
     assert len(again.trials) == 2  # nothing left to run
 
 
+@pytest.mark.slow
 def test_changed_yaml_is_not_resumed(tmp_path: Path, tiny_bert: Path) -> None:
     path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.5]}, name="changed", max_steps=1)
     run_study(load_study(path), progress=False)
@@ -38,6 +40,7 @@ def test_changed_yaml_is_not_resumed(tmp_path: Path, tiny_bert: Path) -> None:
     assert [t.state.name for t in fresh.trials] == ["COMPLETE"]
 
 
+@pytest.mark.slow
 def test_seeds_run_every_grid_point_once_per_seed(tmp_path: Path, tiny_bert: Path) -> None:
     import yaml
 

@@ -121,6 +121,7 @@ def _check_items(tracker: Tracker, child: object, metrics: dict[str, float], scr
         assert value == pytest.approx(metrics[name], abs=1e-9), name
 
 
+@pytest.mark.slow
 def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: Path) -> None:
     study = load_study(tiny_study(tmp_path, tiny_bert, {"lr": [1e-4, 1e30]}, name="diverge"))
     opt = run_study(study, progress=False)
@@ -163,6 +164,7 @@ def _wait_for_second_trial(study_name: str, home: Path, proc: Launched) -> None:
 @pytest.mark.parametrize(
     "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "killed"]
 )
+@pytest.mark.slow
 def test_interrupted_study_resumes(tmp_path: Path, tiny_bert: Path, harness_home: Path, sig: int) -> None:
     yaml_path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="resume", max_steps=6)
     proc = _start(yaml_path, harness_home)

@@ -33,6 +33,7 @@ def rows(path: Path) -> dict[str, list[tuple]]:
         return out
 
 
+@pytest.mark.slow
 def test_a_seeded_store_equals_one_mlflow_creates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     work = tmp_path / "work"
@@ -49,6 +50,7 @@ def test_a_seeded_store_equals_one_mlflow_creates(tmp_path: Path, monkeypatch: p
     assert [e.name for e in client.search_experiments()] == ["Default"]
 
 
+@pytest.mark.slow
 def test_the_tracker_seeds_a_new_store_and_leaves_an_existing_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,6 +63,7 @@ def test_the_tracker_seeds_a_new_store_and_leaves_an_existing_one(
     assert len(list((tmp_path / "cache").glob("mlflow-*-empty.db"))) == 1
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_falls_back_to_mlflows_own_creation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -156,6 +156,7 @@ def test_the_ui_takes_its_view_from_the_url_not_the_experiment_kind_tag(bundle: 
     assert re.search(r'key:"mlflow\.workflowType",version:1,initialValue:\w+', bundle)
 
 
+@pytest.mark.slow
 def test_the_ui_opens_saved_views_as_the_harness_writes_them(bundle: str) -> None:
     assert '"viewStateShareKey"' in bundle and '"mlflow.sharedViewState."' in bundle
     facets = ",".join(f'"{facet}"' for facet in FACETS)

@@ -16,6 +16,7 @@ from harness.evaluate.tasks.transfer import inner_kfold, kfold_then_test, sentev
 from tests.evaluate.probe_data import noisy, one_thread, separable  # noqa: F401 - one_thread: autouse
 
 
+@pytest.mark.slow
 def test_separable_sets_reach_100() -> None:
     x, y = separable(200, 2, 0)
     assert inner_kfold(x, y, 5)["acc"] == pytest.approx(100.0)
@@ -78,6 +79,7 @@ def senteval_inner_kfold(x: np.ndarray, y: np.ndarray, k: int) -> tuple[float, f
     return round(np.mean(dev), 2), round(np.mean(test), 2)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_inner_kfold_equals_senteval_rounding_and_refit_rules() -> None:
     x, y = noisy(300, 7)
@@ -111,6 +113,7 @@ def test_senteval_pytorch_protocols_reach_100_on_separable_sets() -> None:
     assert scores["acc"] == pytest.approx(100.0)
 
 
+@pytest.mark.slow
 def test_the_pytorch_probe_is_fitted_where_the_encoder_runs(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,6 +169,7 @@ def noisy_embeddings(splits: dict[str, Labelled], seed: int) -> dict[str, np.nda
 SST_SPLITS = ("train", "dev", "test")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("classifier", ["sklearn", "pytorch"])
 def test_the_item_record_gives_back_each_protocols_scores(classifier: str) -> None:
@@ -226,6 +230,7 @@ def test_mrpc_features_are_the_absolute_difference_and_the_product() -> None:
     np.testing.assert_array_equal(single, np.stack([embeddings["b"], embeddings["a"]]))
 
 
+@pytest.mark.slow
 def test_the_presets_are_senteval_fold_counts_and_the_scorer_uses_them() -> None:
     """`prototyping` is 5 folds, SentEval's default `kfold` (SentEval@5d6dc11 senteval/engine.py:35,
     `params.kfold = 5 if 'kfold' not in params`; README.md:201, the prototyping config `'kfold': 5`);
@@ -482,6 +487,7 @@ def test_senteval_order_counts_whitespace_tokens_keeps_ties_and_sorts_pairs_by_b
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_evaluate_transfer_scores_the_items_in_senteval_order() -> None:
     """`evaluate_transfer` sorts every split before it builds features (SentEval sorts before it embeds,
