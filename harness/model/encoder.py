@@ -144,7 +144,8 @@ class Encoder(nn.Module):
         # the tokens a sequence may hold: RoBERTa's 514 positions hold 512 (its tokenizer says so)
         usable = int(self.tokenizer.model_max_length) if self.tokenizer.model_max_length < 10**6 else None
         positions = min(n for n in (int(limit) if limit else None, usable, 4096) if n is not None)
-        self.eval_length = {"training": self.max_length, "model": positions}.get(eval_length, eval_length)  # type: ignore[call-overload]
+        named = {"training": self.max_length, "model": positions}
+        self.eval_length: int = named[eval_length] if isinstance(eval_length, str) else eval_length
         self.packing = supports_packing(self.model)
         self.store: TokenStore | None = None  # a stage's sentences, tokenized ahead of its loop
         self.buckets: list[int] | None = None  # training lengths padded to these (harness.model.compiled)

@@ -203,7 +203,11 @@ def _trend(claim: TrendClaim, frame: pd.DataFrame, evidence: Evidence, verdict: 
     sign = 1.0 if claim.direction == "increasing" else -1.0
     steps = range(len(keys) - 1)
     runs = [list(grid[k].run_id) for k in keys]
-    differences = [sign * evidence.difference(runs[i + 1], runs[i], claim.metric) for i in steps]  # type: ignore[operator]
+    found = [evidence.difference(runs[i + 1], runs[i], claim.metric) for i in steps]
+    if any(d is None for d in found):
+        verdict.note = f"the runs have no item record for {claim.metric}"
+        return
+    differences = [sign * d for d in found if d is not None]
     verdict.comparisons = [
         Difference.of(sign * (observed[i + 1] - observed[i]), differences[i])  # type: ignore[operator]
         for i in steps

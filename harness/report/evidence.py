@@ -86,7 +86,7 @@ class Evidence:
                 cached.update(computed)
                 cached.update({m: None for m in missing if m not in computed})  # asked, not computable
                 self._records.pop(run_id)  # hundreds of runs: keep their resamples, not their records
-            per_run.append({m: cached[m] for m in metrics if cached.get(m) is not None})
+            per_run.append({m: found for m in metrics if (found := cached.get(m)) is not None})
         return per_run
 
     def _seed_names(self, run_ids: Sequence[str]) -> list[object] | None:

@@ -107,12 +107,13 @@ class TableStats:
 
 
 Vector = Callable[[str, str], np.ndarray | None]
+CellDifference = Callable[[Cell, Cell], np.ndarray | None]
 
 
 def table_stats(
     evidence: Evidence,
     cells: dict[Cell, tuple[list[str], str]],
-    derived: Callable[[Vector, str, str], np.ndarray | None],
+    derived: Callable[[Vector, str, str, CellDifference], np.ndarray | None],
     shown: list[Cell],
     baseline: str | None,
     reference: dict[Cell, float],
@@ -193,9 +194,6 @@ def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[lis
             stats.tied.add(key)
 
 
-CellDifference = Callable[[Cell, Cell], np.ndarray | None]
-
-
 def derived_vector(spec: object) -> Callable[[Vector, str, str, CellDifference], np.ndarray | None]:
     """A derived cell's resamples: the spec's op over the cells it is derived from (`derived_rows` over
     rows, `derived_columns` over columns): the mean of their resamples, or a - b as `difference` gives it
@@ -212,7 +210,8 @@ def derived_vector(spec: object) -> Callable[[Vector, str, str, CellDifference],
         if op != "mean":
             return difference(sources[0], sources[1])
         parts = [vector(*cell) for cell in sources]
-        return None if any(part is None for part in parts) else np.mean(parts, axis=0)
+        found = [part for part in parts if part is not None]
+        return np.mean(found, axis=0) if len(found) == len(parts) else None
 
     return derived
 

@@ -128,6 +128,14 @@ def seed_resamples(
     return out
 
 
+def _combined(vectors: Sequence[np.ndarray], signs: Sequence[float]) -> np.ndarray:
+    """sum_i signs[i] * vectors[i] (in order, so a difference is exactly a - b)."""
+    total = signs[0] * vectors[0]
+    for vector, sign in zip(vectors[1:], signs[1:], strict=True):
+        total = total + sign * vector
+    return total
+
+
 def seed_contrast(
     rows: Sequence[Sequence[Scores]],
     signs: Sequence[float],
@@ -145,23 +153,19 @@ def seed_contrast(
             seed_resamples(row, resampler, n, few_seeds_correction)
             for row, n in zip(rows, named, strict=True)
         ]
-        return {name: sum(sign * p[name] for p, sign in zip(plain, signs, strict=True))
-                for name in _shared(*([p] for p in plain))}  # fmt: skip
+        return {name: _combined([p[name] for p in plain], signs) for name in _shared(*([p] for p in plain))}
     names = [list(range(len(row))) if n is None else list(n) for row, n in zip(rows, named, strict=True)]
     if all(n == names[0] for n in names):
         per_seed = [
-            {
-                m: sum(sign * row[j][m] for row, sign in zip(rows, signs, strict=True))
-                for m in _shared(*([r[j]] for r in rows))
-            }
+            {m: _combined([row[j][m] for row in rows], signs) for m in _shared(*([r[j]] for r in rows))}
             for j in range(len(names[0]))
         ]
         return seed_resamples(per_seed, resampler, names[0])
     out = {}
     for name in _shared(*rows):
         parts = [_parts(row, resampler, n, name) for row, n in zip(rows, names, strict=True)]
-        items = sum(sign * part[1] for part, sign in zip(parts, signs, strict=True))
-        seed_part = sum(sign * part[2] for part, sign in zip(parts, signs, strict=True))
+        items = _combined([part[1] for part in parts], signs)
+        seed_part = _combined([part[2] for part in parts], signs)
         wanted = unpaired_components([part[0] for part in parts], signs)
         out[name] = items + factor(items, seed_part, wanted) * seed_part
     return out
