@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 class NLIModel(MethodModel):
     """The encoder and the NLI classifier, trained on SNLI groups (a premise and its hypotheses)."""
 
+    encoder: Encoder  # always one here (the base class allows none)
+    params: SCLParams
+
     def __init__(self, encoder: Encoder, params: SCLParams, method: type[Method], specs: tuple = ()) -> None:
         super().__init__(encoder, params, method, specs)
         self.classifier = NLIClassifier(encoder.hidden_size, params.classifier)

@@ -4,7 +4,7 @@ frozen encoder, in batches of `classifier_batch_size` (the authors' notebook's 1
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -16,10 +16,17 @@ from harness.registry import register_model
 from harness.train.combiners import schedule
 from harness.train.loop import Stage
 
+if TYPE_CHECKING:
+    from harness.methods.supcl_seq import SupCLSeqParams
+    from harness.model.encoder import Encoder
+
 
 @register_model("supcl_seq")
 class SupCLSeqModel(TaskModel):
     """SupCL-Seq's two stages over the encoder and its sentiment head."""
+
+    encoder: Encoder  # always one here (the base class allows none)
+    params: SupCLSeqParams
 
     def views_loss(self, rows: list[int], data: MultitaskData, passes: ViewPasses) -> dict[str, torch.Tensor]:
         texts = [data.sst_train.texts[i] for i in rows]
