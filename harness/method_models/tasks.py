@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 class TaskModel(MethodModel):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
+    encoder: Encoder  # always one here (the base class allows none)
+
     def __init__(
         self, encoder: Encoder, params: SentimentHeadParams, method: type[Method], specs: tuple = ()
     ) -> None:
@@ -65,9 +67,11 @@ class TaskModel(MethodModel):
         emb = self.encoder.embed([pairs.first[i] for i in rows] + [pairs.second[i] for i in rows])
         u, v = emb[: len(rows)], emb[len(rows) :]
         target = torch.as_tensor(np.asarray(pairs.targets[rows], dtype=np.float32), device=device)
+        heads = self.pairs
+        assert heads is not None, f"{task} needs the pair heads (a sentiment-only model trains SST alone)"
         if task == "quora":
-            return binary_cross_entropy(self.pairs.paraphrase_logit(u, v), target)
-        return mse(self.pairs.similarity_score(u, v), target)
+            return binary_cross_entropy(heads.paraphrase_logit(u, v), target)
+        return mse(heads.similarity_score(u, v), target)
 
     def step_loss(self, step: dict[str, list[int]], data: MultitaskData) -> dict[str, torch.Tensor]:
         """The mean of the step's task losses; each is logged, and kept apart for PCGrad."""

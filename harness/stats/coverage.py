@@ -178,7 +178,9 @@ def coverage(design: Design, replicates: int, resamples: int = 1000, seed: int =
         names = list(range(1, design.seeds + 1))
         per_seed = [[item_resamples(run, resampler, [design.metric]) for run in runs] for runs in rows]
         if len(rows) == 2:  # a paired difference of two rows of the same seeds
-            scores = seed_difference(*per_seed, resampler, (names, names), few_seeds_correction)
+            scores = seed_difference(
+                per_seed[0], per_seed[1], resampler, (names, names), few_seeds_correction
+            )
         else:
             scores = seed_resamples(per_seed[0], resampler, names, few_seeds_correction)
         low, high = interval(scores[design.metric])
