@@ -17,6 +17,7 @@
 #               (goals: >= 30% MFU at BERT-base, <= 8 ms a MiniLM step, never slower than either)
 #   pack        bench/packing.py, MiniLM-sized trials, K = 1, 4, 8 under CUDA MPS (started by run-study)
 #               and K = 8 time-sliced (goal: >= 2.5x trials per GPU-hour at the best K)
+#   pack8       bench/packing.py at K = 8 under MPS alone (K = 1 from `pack`), for a lease too short for all
 #   plan        bench/plan_accuracy.py bench/gpu/plan_check.yaml: `harness plan`'s estimate beside two
 #               real trials (compiled steps, STS-B, MR and TREC with the PyTorch classifier at k = 10)
 #   mfu-liao    bench/step_mfu.py: the 8-layer BERT (Liao) 64 x 128 and 64 x 32
@@ -61,6 +62,8 @@ for section in "$@"; do
             --compile auto,false --json "$LOGS/step-minilm.json" ;;
     pack) step pack python3 bench/packing.py --model sentence-transformers/all-MiniLM-L6-v2 --ks 1,4,8 \
             --steps 100 --gpu-sharing auto,time-slicing --json "$LOGS/pack.json" ;;
+    pack8) step pack8 python3 bench/packing.py --model sentence-transformers/all-MiniLM-L6-v2 --ks 8 \
+             --steps 100 --gpu-sharing auto --json "$LOGS/pack8.json" ;;  # K = 8 alone, for a short lease
     plan) sed "s|model: all-MiniLM-L6-v2|model: $(standin all-MiniLM-L6-v2)|" bench/gpu/plan_check.yaml \
             > /tmp/plan_check.yaml  # the real trials need weights: a random MiniLM saved here
           step plan python3 bench/plan_accuracy.py /tmp/plan_check.yaml ;;
@@ -68,7 +71,7 @@ for section in "$@"; do
               step mfu-liao-32 python3 bench/step_mfu.py --model $LIAO --length 32 --json "$LOGS/mfu-liao-32.json" ;;
     pack-base) step pack-base python3 bench/packing.py --model bert-base-uncased --ks 1,2,4 --length 64 \
                  --json "$LOGS/pack-base.json" ;;
-    *) echo "unknown section $section (setup cuda-tests transfer step pack plan mfu-liao pack-base)"
+    *) echo "unknown section $section (setup cuda-tests transfer step pack pack8 plan mfu-liao pack-base)"
        exit 2 ;;
   esac
 done
