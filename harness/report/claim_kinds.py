@@ -67,7 +67,7 @@ class PairValues:
     observed: float
     resampled: np.ndarray
     covers: str
-    runs: tuple[list[str], list[str]] = ([], [])
+    runs: tuple[list[str], list[str]]  # the two rows' runs (a gain combines four)
 
 
 def _pair(pair: CompareClaim | Pair, frame: pd.DataFrame, evidence: Evidence, verdict: Verdict,

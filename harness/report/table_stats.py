@@ -123,10 +123,11 @@ def table_stats(
     whether the harness reproduces it (TOST within the margin of the cell's metric)."""
     stats = TableStats(baseline=baseline, resamples=evidence.resampler.resamples, margins=evidence.margins)
 
+    of_runs = _runs_vector(evidence, cells)
+
     def vector(label: str, column: str) -> np.ndarray | None:
         if (label, column) in cells:
-            runs, metric = cells[(label, column)]
-            return evidence.resampled(runs, [metric]).get(metric)
+            return of_runs(label, column)
         return derived(
             vector, label, column, lambda one, other: _difference(evidence, cells, vector, one, other)
         )
@@ -157,6 +158,16 @@ def table_stats(
     return stats
 
 
+def _runs_vector(evidence: Evidence, cells: dict[Cell, tuple[list[str], str]]) -> Vector:
+    """A cell of runs' resamples of its metric (`cells`: a cell's runs and metric)."""
+
+    def vector(label: str, column: str) -> np.ndarray | None:
+        runs, metric = cells[(label, column)]
+        return evidence.resampled(runs, [metric]).get(metric)
+
+    return vector
+
+
 def _difference(evidence: Evidence, cells: dict[Cell, tuple[list[str], str]], vector: Vector,
                 one: Cell, other: Cell) -> np.ndarray | None:  # fmt: skip
     """Resamples of cell `one` minus cell `other`: of their runs, the few-seeds correction made on the
@@ -181,12 +192,7 @@ def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[lis
         ranked = sorted((c for c in members if not pd.isna(mean.at[c])), key=lambda c: -mean.at[c])
         if len(ranked) < 2:
             continue
-
-        def vector(label: str, column: str) -> np.ndarray | None:
-            runs, metric = cells[(label, column)]
-            return evidence.resampled(runs, [metric]).get(metric)
-
-        difference = _difference(evidence, cells, vector, ranked[0], ranked[1])
+        difference = _difference(evidence, cells, _runs_vector(evidence, cells), ranked[0], ranked[1])
         if difference is None:
             continue
         low, _ = interval(difference)

@@ -22,21 +22,14 @@ import torch
 Reduction = Literal["mean", "sum"]
 
 
-def pcgrad(
-    grads: torch.Tensor,
-    generator: torch.Generator | None = None,
-    shared: torch.Tensor | None = None,
-    reduction: Reduction = "mean",
-) -> torch.Tensor:
-    """Combine per-task gradients [T, P] into one update [P].
+def pcgrad(grads: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The projected per-task gradients [T, P] of the per-task gradients [T, P].
 
     For each task i, starting from g_i, and for every other task j in a random order: if
     g_i . g_j < 0 (the gradients conflict), project g_i onto the normal plane of g_j,
         g_i <- g_i - (g_i . g_j / |g_j|^2) g_j,
-    always against the original g_j; gradients that do not conflict pass unchanged. The update is the
-    mean of the projected gradients over the tasks where `shared` (a [P] mask of the entries every task
-    reaches; default: all) and their sum elsewhere (`reduction: mean`), or their sum everywhere (`sum`;
-    module docstring).
+    always against the original g_j; gradients that do not conflict pass unchanged. How they combine
+    into one update: `pcgrad_backward` (module docstring).
     """
     projected = grads.clone()
     tasks = grads.shape[0]
@@ -47,11 +40,7 @@ def pcgrad(
             dot = projected[i] @ grads[j]
             if dot < 0:
                 projected[i] -= dot / grads[j].pow(2).sum().clamp(min=1e-20) * grads[j]
-    total = projected.sum(dim=0)
-    if reduction == "sum":
-        return total
-    mean = total / tasks
-    return mean if shared is None else torch.where(shared, mean, total)
+    return projected
 
 
 def pcgrad_backward(
@@ -60,8 +49,9 @@ def pcgrad_backward(
     generator: torch.Generator | None = None,
     reduction: Reduction = "mean",
 ) -> None:
-    """Set each parameter's .grad to the PCGrad combination of the tasks' gradients (a parameter is shared
-    where every task's loss reaches it)."""
+    """Set each parameter's .grad to the PCGrad combination of the tasks' gradients: the sum of the
+    projected gradients, divided by the number of tasks on a parameter every task's loss reaches
+    (`reduction: mean`; module docstring)."""
     flat, reached = [], []
     for loss in losses:
         grads = torch.autograd.grad(loss, params, retain_graph=True, allow_unused=True)
@@ -74,12 +64,11 @@ def pcgrad_backward(
                 ]
             )
         )
-    shared = torch.cat(
-        [torch.full((p.numel(),), all(r[i] for r in reached), device=p.device) for i, p in enumerate(params)]
-    )
-    combined = pcgrad(torch.stack(flat), generator, shared, reduction)
+    total = pcgrad(torch.stack(flat), generator).sum(dim=0)
     offset = 0
-    for param in params:
+    for i, param in enumerate(params):
         size = param.numel()
-        param.grad = combined[offset : offset + size].view_as(param).clone()
+        shared = reduction == "mean" and all(r[i] for r in reached)
+        grad = total[offset : offset + size].view_as(param)
+        param.grad = grad / len(losses) if shared else grad.clone()
         offset += size
