@@ -65,7 +65,7 @@ def test_a_concurrent_steps_loss_is_the_mean_of_each_data_sets_own(data_dir: Pat
     parts = stage.updates[0](step)
     alone = [spec.loss(ctx, batch)["loss"] for _, batch in step]
     assert torch.allclose(parts["loss"], (alone[0] + alone[1]) / 2)
-    assert torch.allclose(parts["loss_sst"], alone[0])
+    assert torch.allclose(parts["loss_unsup_sst"], alone[0])  # not the fine-tuning stage's loss_sst
 
 
 def test_a_share_of_the_examples_and_an_epoch_of_the_smallest_set_are_refused_together() -> None:

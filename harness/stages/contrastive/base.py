@@ -178,7 +178,11 @@ class ContrastiveStage(StageSpec, TemperatureField):
                 return self.loss(ctx, batch)
             parts = {name: self.loss(ctx, part)["loss"] for name, part in batch}  # a data set's own negatives
             total = sum(parts.values()) / len(parts)  # combined as the concurrent fine-tuning's mean
-            return {"loss": total, **{f"loss_{name}": value.detach() for name, value in parts.items()}}
+            # named by the variety too: a later fine-tuning stage logs its own loss_sst, loss_sts
+            return {
+                "loss": total,
+                **{f"loss_{self.contrastive}_{name}": v.detach() for name, v in parts.items()},
+            }
 
         def remember(planned: list[Any]) -> None:  # every sentence the stage's steps embed, tokenized once
             from harness.model.token_store import strings
