@@ -3,6 +3,7 @@ stage, then its shipped report spec over the runs (tables' rows, the paper's ref
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -75,6 +76,27 @@ def _left_out(profile: str) -> tuple[str, ...]:
     )
 
 
+def _logs_its_plan(opt: Any, folder: Path) -> None:
+    """Every finished trial logged its plan, and its final metrics are the ones the plan names (what the
+    report, which reads plans, takes a profile to evaluate)."""
+    from harness.fleet.recovery import MLFLOW_RUN
+    from harness.tracking.metric_names import metrics_of
+    from harness.tracking.tracker import Tracker
+
+    tracker = Tracker()
+    for trial in opt.trials:
+        if "skipped" in trial.user_attrs:
+            continue
+        run_id = trial.user_attrs[MLFLOW_RUN]
+        plan = json.loads(tracker.download(run_id, "plan.json", folder / run_id).read_text())
+        logged = set(metrics_of(tracker.get_run(run_id)))
+        assert set(plan["scoring"]["final_metrics"]) <= logged, (
+            trial.number,
+            set(plan["scoring"]["final_metrics"]) - logged,
+        )
+        assert set(plan["metrics"]) <= logged, (trial.number, set(plan["metrics"]) - logged)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STUDIES)
 def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
@@ -90,6 +112,7 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     states = {t.state.name for t in opt.trials if "skipped" not in t.user_attrs}  # GloVe without vectors
     assert states == {"COMPLETE"}, [(t.state.name, t.user_attrs) for t in opt.trials]
     assert len(opt.trials) == study.n_trials
+    _logs_its_plan(opt, tmp_path)
 
     latex = shutil.which("pdflatex") is not None  # where it is installed, the PDF must build too
     folder, _ = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)

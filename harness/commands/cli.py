@@ -368,7 +368,7 @@ def _study_outcome(
     click.echo(f"study {resolved.optuna_name}: {done_count(opt)} of {resolved.n_trials} trial(s) complete")
     if best is not None:
         run = resolved.resolve(best.params)
-        metric = run.objective.chosen_metric(run)
+        metric = run.plan.scoring.target
         label = _trial_label(best.params)
         if "seed" in resolved.search:
             seeds = ", ".join(str(s) for s in best.seeds)

@@ -5,7 +5,7 @@ what an existing aggregate means.
 
 A task is: a loader `(data_dir, text_variant) -> data`, the sentences of that data, a scorer
 `(data, embeddings, options) -> {score: value}`, its main score, its splits, a kind, and the names of the
-scores its scorer returns (what a run logs as `<task>.<score>`: harness.report.produced).
+scores its scorer returns (what a run logs as `<task>.<score>`: harness.evaluate.suite.flat_metric_names).
 
 A scorer hands back its task's per-item record (harness.stats.items: each test item's prediction beside
 its gold value) without changing the JSON shape of its scores: it returns the record under the private

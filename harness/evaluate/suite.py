@@ -96,6 +96,18 @@ def flat_metrics(results: dict[str, dict[str, object]]) -> dict[str, float]:
     return metrics
 
 
+def flat_metric_names(names: Sequence[str]) -> set[str]:
+    """The names `flat_metrics` gives an evaluation of the tasks `names`, known before it runs: each
+    task's declared scores, and the aggregates whose members are all evaluated with the aggregate's
+    score."""
+    scores = {name: get_task(name).scores for name in names}
+    metrics = {f"{name}.{score}" for name, declared in scores.items() for score in declared}
+    for aggregate in aggregates().values():
+        if all(m in scores and aggregate.score in scores[m] for m in aggregate.members):
+            metrics.add(aggregate.name)
+    return metrics
+
+
 class SentenceEncoder:
     """sentences -> {sentence: embedding} for one encoder, optionally through the embedding cache."""
 

@@ -11,6 +11,7 @@ A new objective is one file in harness/objectives/ with an `Objective` subclass 
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,6 +24,31 @@ if TYPE_CHECKING:
 
     from harness.evaluate.suite import SentenceEncoder
     from harness.spec.run_spec import ResolvedRun
+
+
+DEV = "dev."  # the final metrics of an objective scored on dev sets carry it (`dev.sst.acc`)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """An objective's part of a run's plan (harness.spec.run_plan): what the run will score and log,
+    worked out once from its settings. Names are the harness's (harness.tracking.metric_names)."""
+
+    objective: str  # the registered objective that scores the run
+    target: str  # the dev score Optuna optimises and the best checkpoint is chosen on (no `dev.`)
+    dev_scores: tuple[str, ...]  # every dev score an evaluation logs under `dev.`, the target among them
+    final_metrics: tuple[str, ...]  # what the final evaluation logs, sorted
+    final_tasks: tuple[str, ...] = ()  # the tasks scored on embeddings at the end, in order (`sts`)
+    transfer_tasks: tuple[str, ...] = ()  # among them, those a classifier probes (`harness plan` times them)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Scoring:
+        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
 
 
 class Objective:
@@ -46,12 +72,16 @@ class Objective:
     ) -> None:
         self.model, self.run, self.data, self.data_dir = model, run, data, data_dir
         self.encode, self.final_encode = encode, final_encode
-        self.metric = self.chosen_metric(run)
+        self.scoring: Scoring = run.plan.scoring
+        self.metric = self.scoring.target
 
     @classmethod
-    def chosen_metric(cls, run: ResolvedRun) -> str:
-        """The dev score the run selects on: its `objective_metric`, else the objective's default."""
-        return run.settings.objective_metric or cls.metric_choices(run)[0]
+    def scoring_of(cls, run: ResolvedRun) -> Scoring:
+        """What this objective scores for `run` (read it from `run.plan.scoring`, which calls this once).
+        By default: the dev scores it can select on, each logged finally under `dev.`."""
+        choices = cls.metric_choices(run)
+        target = run.settings.objective_metric or choices[0]
+        return Scoring(cls.name, target, choices, tuple(sorted(DEV + name for name in choices)))
 
     @classmethod
     def metric_choices(cls, run: ResolvedRun) -> tuple[str, ...]:
@@ -125,12 +155,6 @@ class Objective:
     def final_texts(cls, run: ResolvedRun, data_dir: Path) -> list[str] | None:
         """The distinct texts the final evaluation encodes, or None where it is one more dev pass."""
         return None
-
-    @classmethod
-    def transfer_tasks(cls, run: ResolvedRun) -> list[str]:
-        """The final evaluation's classifier-probed tasks, whose fits `harness plan` times beside the
-        encoding (harness.planning.transfer_cost)."""
-        return []
 
     @classmethod
     def preflight(cls, run: ResolvedRun, data_dir: Path) -> None:

@@ -5,14 +5,15 @@ with every task's per-item record (harness.evaluate.registry)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.evaluate.registry import collected, get_task, suites
-from harness.evaluate.suite import evaluate_tasks, flat_metrics, resolve_tasks
+from harness.evaluate.suite import evaluate_tasks, flat_metric_names, flat_metrics, resolve_tasks
 from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
-from harness.objectives.registry import Objective, register_objective
+from harness.objectives.registry import Objective, Scoring, register_objective
 
 DEV_TASK = "STSBenchmark-dev"
 
@@ -29,19 +30,38 @@ class STSObjective(Objective):
         dev = evaluate_tasks(self.encode, self.data_dir, [DEV_TASK], self.run.settings.text_variant)
         return {f"STSBenchmark.{k}": float(dev[DEV_TASK][k]) for k in ("spearman", "pearson")}
 
+    @classmethod
+    def scoring_of(cls, run: Any) -> Scoring:
+        """The final tasks (`final_tasks`, else the STS tests and the `eval_suite`'s), their metrics as
+        `flat_metrics` names them, and the classifier-probed ones among them; an unknown task or suite is
+        an error naming its field."""
+        s = run.settings
+        try:
+            final_tasks(s.eval_suite)
+        except HarnessError as exc:
+            raise HarnessError(f"field 'eval_suite': {exc}") from None
+        try:
+            tasks = tuple(final_tasks(s.eval_suite, s.final_tasks))
+        except HarnessError as exc:
+            raise HarnessError(f"field 'final_tasks': {exc}") from None
+        transfer = tuple(t for t in tasks if get_task(t).kind == "classification")
+        metrics = tuple(sorted(flat_metric_names(tasks)))
+        return replace(
+            super().scoring_of(run), final_metrics=metrics, final_tasks=tasks, transfer_tasks=transfer
+        )
+
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """The STS test sets, plus the `eval_suite`'s tasks (SentEval transfer: Liao Tables 3-5)."""
         s = self.run.settings
-        tasks = final_tasks(s.eval_suite, s.final_tasks)
         records: list = []
+        tasks = list(self.scoring.final_tasks)
         results = evaluate_tasks(self.final_encode, self.data_dir, tasks, s.text_variant, s.transfer_preset,
                                  s.transfer_classifier, items=records)  # fmt: skip
         self.final_items = collected(records)
         return flat_metrics(results), results
 
     def final_note(self) -> str:
-        s = self.run.settings
-        tasks = final_tasks(s.eval_suite, s.final_tasks)
+        tasks = self.scoring.final_tasks
         shown = ", ".join(tasks) if len(tasks) <= 3 else f"{', '.join(tasks[:2])}, ..., {tasks[-1]}"
         return f"evaluating {len(tasks)} task(s): {shown}"
 
@@ -49,18 +69,14 @@ class STSObjective(Objective):
     def check_metric(cls, run: Any, where: str) -> None:
         super().check_metric(run, where)
         try:
-            final_tasks(run.settings.eval_suite)
+            tasks = run.plan.scoring.final_tasks
         except HarnessError as exc:
-            raise HarnessError(f"{where}: field 'eval_suite': {exc}") from None
-        try:
-            tasks = final_tasks(run.settings.eval_suite, run.settings.final_tasks)
-        except HarnessError as exc:
-            raise HarnessError(f"{where}: field 'final_tasks': {exc}") from None
+            raise HarnessError(f"{where}: {exc}") from None
         if run.settings.mteb_results:
             from harness.evaluate.mteb_results import mteb_tasks
 
             try:
-                mteb_tasks(tasks)
+                mteb_tasks(list(tasks))
             except HarnessError as exc:
                 raise HarnessError(f"{where}: field 'mteb_results': {exc} to 'final_tasks'") from None
 
@@ -70,18 +86,12 @@ class STSObjective(Objective):
 
     @classmethod
     def final_texts(cls, run: Any, data_dir: Path) -> list[str]:
-        s = run.settings
-        return task_texts(data_dir, final_tasks(s.eval_suite, s.final_tasks), s.text_variant)
-
-    @classmethod
-    def transfer_tasks(cls, run: Any) -> list[str]:
-        s = run.settings
-        return [t for t in final_tasks(s.eval_suite, s.final_tasks) if get_task(t).kind == "classification"]
+        return task_texts(data_dir, list(run.plan.scoring.final_tasks), run.settings.text_variant)
 
     @classmethod
     def preflight(cls, run: Any, data_dir: Path) -> None:
         variant = run.settings.text_variant
-        for name in final_tasks(run.settings.eval_suite, run.settings.final_tasks):
+        for name in run.plan.scoring.final_tasks:
             get_task(name).load(data_dir, variant)
         load_sts_task(data_dir, "STSBenchmark", variant, "dev")
 

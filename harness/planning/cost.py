@@ -230,7 +230,7 @@ def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> Tria
     cost.notes += [n for n in (note, model_note) if n]
     cost.stages = stage_costs(run, built, factor, calibrator)
     evaluation_costs(cost, built, data_dir, calibrator)
-    transfer = built.run.objective.transfer_tasks(built.run)
+    transfer = list(built.run.plan.scoring.transfer_tasks)
     if transfer and built.encoder is not None:
         s = built.run.settings
         key = (tuple(transfer), built.encoder.hidden_size, s.transfer_classifier, s.transfer_preset)

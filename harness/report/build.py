@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,11 @@ from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings
 from harness.report.parts.base import PartContext
-from harness.report.setting import PAPER_PROFILE, paper_configurations, paper_setting
+from harness.report.setting import PAPER_PROFILE, paper_setting
 from harness.report.spec import load_spec
 from harness.report.tables import escape_latex
 from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
+from harness.spec.paper_plans import PAPER_PLANS_ARTIFACT, PaperPlans, paper_plans
 from harness.staging import staged
 from harness.stats.resample import Resampler
 from harness.tracking.study_runs import trial_frame, unfinished_trials
@@ -55,16 +57,15 @@ def write_study(
     seen from the document), what the statistics found (claims' verdicts, cells reproduced; without
     `statistics`, the numbers alone: no intervals, no claims) and the report's title (a derived study's
     names it after its origin's). Everything comes from MLflow: the study's paper profile (its setting,
-    metrics and variants) from the study YAML its parent run logged when it started (kept in `folder` as
-    study.yaml), so a report of a study whose file changed since builds the same; `data_dir` only for
-    parts that print examples."""
+    configurations, metrics and variants) from the plans its parent run logged when it started
+    (harness.spec.paper_plans), so a report of a study whose file changed since builds the same; `data_dir`
+    only for parts that print examples."""
     frame, parent = trial_frame(tracker, study, profile)
-    ran_as = logged_study_file(tracker, parent.info.run_id, folder)
+    plans = logged_paper_plans(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
-    study_file = str(ran_as) if ran_as is not None else origin  # the YAML as it ran, else as it is now
     spec = load_spec(origin, list(frame.columns), varying_params(frame))
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
-    setting = paper_setting(study_file, frame) if referenced or spec.claims else None
+    setting = paper_setting(plans, frame) if referenced or spec.claims else None
     notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
     if origin != study:
         notes.append(f"A study derived from {origin}: {parent.data.tags.get(DERIVED_CHANGES, '?')}.")
@@ -90,7 +91,7 @@ def write_study(
         try:
             parts.append(part.write(context))
         except MissingColumns as exc:
-            if profile_run != PAPER_PROFILE and set(exc.missing) <= paper_metrics(study_file):
+            if profile_run != PAPER_PROFILE and plans and set(exc.missing) <= plans.final_metrics():
                 unevaluated.append(part.name)  # a smoke profile that does not evaluate what it shows
                 missing = ", ".join(exc.missing)
                 notes.append(f"{part.name}: profile {profile_run} does not evaluate {missing}; the paper "
@@ -99,7 +100,7 @@ def write_study(
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
             notes.append(f"{part.name} not built: {exc}.")
         except NoRunMatches as exc:
-            if profile_run != PAPER_PROFILE and _variants_elsewhere(exc.where, study_file, frame):
+            if profile_run != PAPER_PROFILE and plans and _variants_elsewhere(exc.where, plans, frame):
                 unevaluated.append(part.name)  # rows of variants this profile leaves out (`only`)
                 notes.append(f"{part.name}: profile {profile_run} runs none of its rows ({exc.where}).")
                 continue
@@ -112,7 +113,7 @@ def write_study(
         click.echo(f"{study}: {', '.join(unevaluated)} left out: profile {profile_run} does not run or "
                    "evaluate what they show (--profile paper does)")  # fmt: skip
     findings = (
-        StudyFindings.of(study, spec, frame, evidence, setting, paper_configurations(study_file))
+        StudyFindings.of(study, spec, frame, evidence, setting, plans and plans.configurations())
         if evidence
         else StudyFindings(study, spec.paper)
     )
@@ -132,49 +133,44 @@ def write_study(
     return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
 
 
-def logged_study_file(tracker: Tracker, parent_id: str, folder: Path) -> Path | None:
-    """The study YAML the parent run logged when the study started (`study.yaml`), downloaded into
-    `folder`, where it has a paper profile; None otherwise: a run logged before the runner kept it, or a
-    study of its own without one (the shipped study of that name, whose report spec it borrows, is read
-    then)."""
-    from harness.spec.study_spec import read_study
+def logged_paper_plans(tracker: Tracker, parent_id: str, folder: Path) -> PaperPlans | None:
+    """The paper profile's plans the parent run logged when the study started (`paper_plans.json`). A
+    parent from before the harness logged them: the plans of the study YAML it logged (`study.yaml`, kept
+    in `folder`); None where it logged neither (a trial's run)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            return PaperPlans.from_json(
+                tracker.download(parent_id, PAPER_PLANS_ARTIFACT, Path(scratch)).read_text()
+            )
+        except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
+            pass
+    path = logged_study_file(tracker, parent_id, folder)
+    if path is None:
+        return None
+    from harness.spec.study_spec import load_study
 
     try:
-        path = tracker.download(parent_id, "study.yaml", folder)
-    except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
-        return None
-    try:
-        return path if PAPER_PROFILE in read_study(path).profiles else None
+        return paper_plans(load_study(str(path)))
     except HarnessError:  # a YAML an older harness accepted
         return None
 
 
-def _variants_elsewhere(where: dict[str, Any], study: str, frame: pd.DataFrame) -> bool:
+def logged_study_file(tracker: Tracker, parent_id: str, folder: Path) -> Path | None:
+    """The study YAML the parent run logged when the study started (`study.yaml`), downloaded into
+    `folder`; None for a run that logged none."""
+    try:
+        return tracker.download(parent_id, "study.yaml", folder)
+    except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
+        return None
+
+
+def _variants_elsewhere(where: dict[str, Any], plans: PaperPlans, frame: pd.DataFrame) -> bool:
     """Whether a part's `where` names only variants the study declares and these runs did not run (the
     profile's `only` left them out), so the part is empty for this profile, not wrong."""
-    from harness.spec.study_spec import find_study_file, read_study
-
     if set(where) != {"variant"} or "variant" not in frame.columns:
         return False
     wanted = where["variant"] if isinstance(where["variant"], list) else [where["variant"]]
-    try:
-        declared = set(read_study(find_study_file(study)).variants)
-    except HarnessError:
-        return False
-    return set(wanted) <= declared and not set(wanted) & set(frame["variant"].astype(str))
-
-
-def paper_metrics(study: str) -> set[str]:
-    """The final metrics the paper profile of `study` (a name or a YAML path) logs (harness.report.produced);
-    empty when the study has no paper profile or its objective's metrics are not known there."""
-    from harness.report.produced import produced_metrics
-    from harness.spec.study_spec import find_study_file, load_study
-
-    try:
-        runs = load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()
-        return set().union(*(produced_metrics(run) for run in runs))
-    except HarnessError:
-        return set()
+    return set(wanted) <= set(plans.variants) and not set(wanted) & set(frame["variant"].astype(str))
 
 
 def notes_box(notes: list[str]) -> str:

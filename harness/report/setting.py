@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.errors import HarnessError
+from harness.spec.paper_plans import PaperPlans
 
 SETTING = ("model", "train_data", "snli_splits", "train_limit", "epochs", "max_steps", "batch_size", "lr",
            "max_seq_length", "glue_source", "quora_train", "precision")  # fmt: skip
@@ -41,32 +41,14 @@ def _same(run_value: object, paper_value: object) -> bool:
         return str(run_value) == str(paper_value)
 
 
-def _paper_runs(study: str) -> list | None:
-    """The grid runs of `study`'s paper profile (a study name, or the path of its YAML); None when the
-    study has none."""
-    from harness.spec.study_spec import find_study_file, load_study
-
-    try:
-        return load_study(str(find_study_file(study)), PAPER_PROFILE).grid_runs()
-    except HarnessError:
+def paper_setting(plans: PaperPlans | None, frame: pd.DataFrame) -> Setting | None:
+    """How the runs in `frame` stand to the paper profile's plans (as the study's parent run logged them);
+    None when the study has no paper profile."""
+    if plans is None or not plans.plans:
         return None
-
-
-def paper_configurations(study: str) -> list[dict] | None:
-    """Each configuration the paper profile of `study` runs, as its flat params (the paper's grid: a
-    best-of-grid claim judged on fewer of its cells says so); None when the study has no paper profile."""
-    runs = _paper_runs(study)
-    return None if runs is None else [run.flat() for run in runs]
-
-
-def paper_setting(study: str, frame: pd.DataFrame) -> Setting | None:
-    """How the runs in `frame` stand to the paper profile of `study` (a study name, or the path of its
-    YAML: the report gives the one its runs logged); None when the study has none."""
-    runs = _paper_runs(study)
-    if runs is None:
-        return None
-    by_variant = {run.variant: run.flat() for run in runs}  # each run against its variant's paper setting
-    first = runs[0].flat()
+    runs = plans.plans
+    by_variant = {run.variant: run.params for run in runs}  # each run against its variant's paper setting
+    first = runs[0].params
     differences = []
     for field in SETTING:
         if field not in first or field not in frame.columns:

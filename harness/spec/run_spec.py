@@ -3,6 +3,7 @@ settings, the method class and its validated parameters. Everything downstream t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.objectives.registry import Objective
+    from harness.spec.run_plan import RunPlan
     from harness.stages.registry import StageSources, StageSpec
 
 
@@ -60,6 +62,13 @@ class ResolvedRun:
     def objective(self) -> type[Objective]:
         """The objective class that scores this run (named by the method)."""
         return OBJECTIVES.get(self.method.objective_name(self.params, self.stages))
+
+    @functools.cached_property
+    def plan(self) -> RunPlan:
+        """What this run will train, score and log, worked out once (harness.spec.run_plan)."""
+        from harness.spec.run_plan import plan_run
+
+        return plan_run(self)
 
     def paper_defaults_note(self) -> str:
         """`lr=3e-05 (not 2e-05), ...`: what the method's paper defaults changed, or ''; a generic default

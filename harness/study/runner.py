@@ -51,6 +51,7 @@ from harness.fleet.steady_storage import close as close_storage
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.program import as_invoked
 from harness.spec.derived import identify
+from harness.spec.paper_plans import PAPER_PLANS_ARTIFACT, paper_plans
 from harness.spec.study_spec import ResolvedStudy
 from harness.study.data_changes import changed_data_line
 from harness.study.fresh_start import retire_runs, retired_line
@@ -193,6 +194,7 @@ def _coordinate(
         opt.set_user_attr(PARENT_RUN, parent)  # last: waiting workers join (and start trials) once it is set
         close_stray_runs(opt, tracker)
         tracker.run(parent).log_text(study.source, "study.yaml")
+        tracker.run(parent).log_text(paper_plans(study).to_json(), PAPER_PLANS_ARTIFACT)
         changed = changed_data_line(tracker, experiment, parent, root)
         if changed:
             say(changed)

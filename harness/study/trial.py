@@ -18,7 +18,6 @@ import optuna
 import torch
 import yaml
 
-from harness.config import RunConfig
 from harness.data.lineage import lineage, reading
 from harness.device import DTYPES, hardware_tags, pick_device, resolve_precision
 from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
@@ -30,6 +29,7 @@ from harness.methods.base import DataSources
 from harness.model.compiled import compile_choice
 from harness.model.encoder import Encoder
 from harness.model.save import save_encoder
+from harness.spec.run_plan import PLAN_ARTIFACT
 from harness.spec.run_spec import ResolvedRun
 from harness.study.stage_cache_use import cached_stages, record_cache_use
 from harness.tracking.metric_names import OBJECTIVE
@@ -117,6 +117,7 @@ def run_trial(
         pause_at("trial_started")
         run.log_params(run_spec.flat())
         run.log_text(yaml.safe_dump(run_spec.flat(), sort_keys=False), "config.yaml")
+        run.log_text(run_spec.plan.to_json(), PLAN_ARTIFACT)
         value = _train_and_evaluate(run_spec, ctx, run, report, number)
         pause_at("trial_scored")
     except KeyboardInterrupt as exc:
@@ -237,7 +238,8 @@ def _train_and_evaluate(
     with reading() as files:
         metrics, results = objective.final()
         if config.mteb_results and final_encode is not None:  # an `sts` objective's (its check_metric)
-            _log_mteb_results(run, final_encode, config, ctx.data_dir, f"harness/{ctx.study}-trial{number}")
+            _log_mteb_results(run, final_encode, run_spec.plan.scoring.final_tasks, ctx.data_dir,
+                              f"harness/{ctx.study}-trial{number}")  # fmt: skip
     evaluated_on |= files
     run.log_lineage(
         {"training": lineage(trained_on, ctx.data_dir), "evaluation": lineage(evaluated_on, ctx.data_dir)}
@@ -279,15 +281,14 @@ def objective_values(final: dict[str, float], names: tuple[str, ...]) -> tuple[f
 
 
 def _log_mteb_results(
-    run: LoggedRun, encode: SentenceEncoder, config: RunConfig, data_dir: Path, model: str
+    run: LoggedRun, encode: SentenceEncoder, tasks: tuple[str, ...], data_dir: Path, model: str
 ) -> None:
     """The MTEB tasks among the final tasks, scored on MTEB's text with the final weights, as the artifact
     `mteb_results/` (MTEB's layout: `mteb_results/results/<model>/no_revision_available/<Task>.json`)."""
     from harness.evaluate.mteb_results import mteb_scores, mteb_tasks, write_mteb_results
-    from harness.objectives.sts import final_tasks
 
     started = time.monotonic()
-    scores = mteb_scores(encode, data_dir, mteb_tasks(final_tasks(config.eval_suite, config.final_tasks)))
+    scores = mteb_scores(encode, data_dir, mteb_tasks(list(tasks)))
     with tempfile.TemporaryDirectory() as scratch:
         write_mteb_results(Path(scratch), model, scores, seconds=round(time.monotonic() - started, 2))
         run.log_folder(Path(scratch), "mteb_results")

@@ -1,6 +1,7 @@
 """The papers' claims in reports/<study>.yaml name rows the study's paper profile produces and metrics its
-runs log (harness.report.produced), checked on a frame of the paper profile's grid runs as the report
-builds it from real runs; and `produced_metrics` names what an evaluation really logs."""
+runs log (their plans' final metrics, harness.spec.run_plan), checked on a frame of the paper profile's
+grid runs as the report builds it from real runs; and a plan's final metrics are what an evaluation
+really logs."""
 
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from harness.report.claim_spec import (
 )
 from harness.report.paper_support import UNKNOWN, paper_says
 from harness.report.paper_values import paper_rows
-from harness.report.produced import produced_metrics
 from harness.report.spec import REPORTS_DIR, ReportSpec, load_spec
 from harness.spec.run_spec import ResolvedRun
 from harness.spec.study_spec import PAPER_PROFILE, load_study
@@ -93,7 +93,7 @@ def claim_problems(claim: Claim, frame: pd.DataFrame, runs: dict[str, ResolvedRu
         if matched.empty:
             problems.append(f"{claim.id}: {name} matches no run of the paper profile")
         for rid in matched["run_id"]:
-            if claim.metric not in produced_metrics(known[rid]):
+            if claim.metric not in set(known[rid].plan.scoring.final_metrics):
                 problems.append(
                     f"{claim.id}: {name}'s run {known[rid].variant or rid} logs no {claim.metric}"
                 )
@@ -196,7 +196,7 @@ def test_every_paper_has_claims() -> None:
     assert all(per_paper[p] >= 1 for p in PAPERS), per_paper
 
 
-# produced_metrics against what an evaluation logs
+# a plan's final metrics against what an evaluation logs
 
 
 def random_encode(sentences: list[str]) -> dict[str, np.ndarray]:
@@ -235,18 +235,18 @@ def _with_final_tasks(run: ResolvedRun, final: list[str]) -> ResolvedRun:
 
 
 @pytest.mark.slow
-def test_produced_metrics_of_an_sts_run_are_flat_metrics_of_its_evaluation(data_dir: Path) -> None:
+def test_the_planned_final_metrics_of_an_sts_run_are_flat_metrics_of_its_evaluation(data_dir: Path) -> None:
     run = next(r for r in load_study("liao_main", PAPER_PROFILE).grid_runs() if r.variant == "sbert_baseline")
     results = {**evaluate_tasks(random_encode, data_dir, [*STS_TASKS, "AlignUniform"]), **transfer_results()}
-    assert produced_metrics(run) == set(flat_metrics(results))  # eval_suite full
-    assert {"STS12-16.wmean", "STS.avg", "transfer.avg", "MRPC.f1"} <= produced_metrics(run)
+    assert set(run.plan.scoring.final_metrics) == set(flat_metrics(results))  # eval_suite full
+    assert {"STS12-16.wmean", "STS.avg", "transfer.avg", "MRPC.f1"} <= set(run.plan.scoring.final_metrics)
     one = _with_final_tasks(run, ["STSBenchmark"])
     evaluated = flat_metrics(evaluate_tasks(random_encode, data_dir, ["STSBenchmark"]))
-    assert produced_metrics(one) == set(evaluated)
-    assert "STS.avg" not in produced_metrics(one)  # an aggregate needs all its members
+    assert set(one.plan.scoring.final_metrics) == set(evaluated)
+    assert "STS.avg" not in set(one.plan.scoring.final_metrics)  # an aggregate needs all its members
 
 
-def test_produced_metrics_of_multitask_and_glue_runs(data_dir: Path) -> None:
+def test_the_planned_final_metrics_of_multitask_and_glue_runs(data_dir: Path) -> None:
     from harness.data.cs224n import read_multitask
     from harness.evaluate.cs224n_scores import score_predictions
     from harness.objectives.glue import glue_scores
@@ -256,15 +256,16 @@ def test_produced_metrics_of_multitask_and_glue_runs(data_dir: Path) -> None:
     predictions = {**right, "sts": data.sts_dev.targets}
     chen = {r.variant: r for r in load_study("chen_supervised", PAPER_PROFILE).grid_runs()}
     scored = {"sst": "3_given_single_sst", "quora": "3_given_single_quora", "sts": "3_given_single_sts"}
-    assert produced_metrics(chen["3_given"]) == {f"dev.{k}" for k in score_predictions(predictions, data)}
+    planned = set(chen["3_given"].plan.scoring.final_metrics)
+    assert planned == {f"dev.{k}" for k in score_predictions(predictions, data)}
     for task, variant in scored.items():
         only = score_predictions({task: predictions[task]}, data)
-        assert produced_metrics(chen[variant]) == {f"dev.{k}" for k in only}
+        assert set(chen[variant].plan.scoring.final_metrics) == {f"dev.{k}" for k in only}
     ensemble = load_study("chen_ensemble", PAPER_PROFILE).grid_runs()[0]
-    assert produced_metrics(ensemble) == produced_metrics(chen["3_given"])
+    assert set(ensemble.plan.scoring.final_metrics) == set(chen["3_given"].plan.scoring.final_metrics)
 
     for run in load_study("supcl_seq_glue", PAPER_PROFILE).grid_runs():
         task = [s.glue for s in run.stages if s.kind == "glue"][-1]
         gold = np.arange(20) % 2
         logged = {f"dev.{k}" for k in glue_scores(task, gold.astype(float), gold)}
-        assert produced_metrics(run) == logged, run.variant
+        assert set(run.plan.scoring.final_metrics) == logged, run.variant

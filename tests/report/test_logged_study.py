@@ -1,16 +1,20 @@
-"""The report reads MLflow alone (issue 44 item 5): the paper profile a report holds runs against comes
-from the study YAML the parent run logged when the study started, so editing the study file afterwards
-changes nothing in the report of those runs."""
+"""The report reads MLflow alone (issue 44 item 5, issue 57 item 1): the paper profile a report holds
+runs against comes from the plans the parent run logged when the study started (`paper_plans.json`), so
+editing or deleting the study file afterwards changes nothing in the report of those runs; and every trial
+logs its own plan."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from harness.report.build import logged_study_file
+from harness.report.build import logged_paper_plans
 from harness.report.setting import paper_setting
+from harness.spec.paper_plans import PAPER_PLANS_ARTIFACT
+from harness.spec.run_plan import PLAN_ARTIFACT
 from harness.spec.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.study_runs import trial_frame
@@ -26,17 +30,40 @@ def test_the_paper_setting_is_the_one_the_runs_were_made_against(
     config = yaml.safe_load(path.read_text())
     config["profiles"]["paper"] = {"base": {"max_steps": 8}}
     path.write_text(yaml.safe_dump(config))
-    run_study(load_study(str(path)), progress=False)  # the tiny profile: max_steps 4
+    study = load_study(str(path))
+    run_study(study, progress=False)  # the tiny profile: max_steps 4
 
-    config["profiles"]["paper"] = {"base": {"max_steps": 99}}  # the file edited after the study ran
-    path.write_text(yaml.safe_dump(config))
+    path.unlink()  # the file gone after the study ran: the report needs none
     tracker = Tracker()
     frame, parent = trial_frame(tracker, "logged", None)
-    logged = logged_study_file(tracker, parent.info.run_id, tmp_path / "download")
-    assert (
-        logged is not None
-        and yaml.safe_load(logged.read_text())["profiles"]["paper"]["base"]["max_steps"] == 8
-    )
-    assert "max_steps 4 (paper: 8)" in paper_setting(str(logged), frame).differences
-    assert "max_steps 4 (paper: 99)" in paper_setting(str(path), frame).differences  # what the file says now
-    assert logged_study_file(tracker, frame.run_id.iloc[0], tmp_path / "none") is None  # a trial run: no YAML
+    plans = logged_paper_plans(tracker, parent.info.run_id, tmp_path / "download")
+    assert plans is not None and plans.plans is not None and len(plans.plans) == 1
+    assert plans.plans[0].params["max_steps"] == 8
+    assert "max_steps 4 (paper: 8)" in paper_setting(plans, frame).differences
+    assert set(plans.final_metrics()) == set(study.grid_runs()[0].plan.scoring.final_metrics)
+
+    trial = frame.run_id.iloc[0]  # a trial's run: its own plan, no paper plans
+    assert logged_paper_plans(tracker, trial, tmp_path / "none") is None
+    logged = json.loads(tracker.download(trial, PLAN_ARTIFACT, tmp_path / "trial").read_text())
+    assert logged == json.loads(study.grid_runs()[0].plan.to_json())
+    assert logged["scoring"]["target"] == "STSBenchmark.spearman" and logged["metrics"]["objective"] is None
+    assert logged["metrics"]["dev.STSBenchmark.spearman.best"] == "dev"
+
+
+@pytest.mark.slow
+def test_a_parent_from_before_the_plans_is_read_from_its_logged_study_yaml(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path
+) -> None:
+    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="older"))
+    config = yaml.safe_load(path.read_text())
+    config["profiles"]["paper"] = {"base": {"max_steps": 8}}
+    path.write_text(yaml.safe_dump(config))
+    tracker = Tracker()
+    experiment = tracker.experiment_id("older-parent")
+    parent = tracker.open_parent(experiment, None, "older (tiny)", {"study": "older"})
+    tracker.run(parent).log_text(path.read_text(), "study.yaml")  # what a parent logged before the plans
+    path.unlink()
+    plans = logged_paper_plans(tracker, parent, tmp_path / "download")
+    assert plans is not None and plans.plans is not None and plans.plans[0].params["max_steps"] == 8
+    with pytest.raises(Exception):  # noqa: B017 - the store has no such artifact
+        tracker.download(parent, PAPER_PLANS_ARTIFACT, tmp_path / "none")
