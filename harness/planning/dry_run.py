@@ -96,6 +96,15 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
     lines.append("every trial: " + ", ".join(f"{k}={v}" for k, v in study.base.items()))
     for name, fields in study.variants.items():
         lines.append(f"variant {name}: " + ", ".join(f"{k}={v}" for k, v in fields.items()))
+    for scoring in dict.fromkeys(run.plan.scoring for run in runs):  # each distinct one, from the plans
+        tasks = scoring.final_tasks
+        shown = (
+            f" on {len(tasks)} task(s): {', '.join(tasks[:3])}{', ...' if len(tasks) > 3 else ''}"
+            if tasks
+            else ""
+        )
+        lines.append(f"scored by {scoring.objective}: selects on dev.{scoring.target}; logs "
+                     f"{len(scoring.final_metrics)} final metric(s){shown}")  # fmt: skip
     order = list(range(len(runs)))
     if study.sampler == "grid" and grid:
         order = grid_order(study)
