@@ -18,7 +18,7 @@ instant, as `docker compose up` starts them. Each N gets a fresh Optuna database
 study: a grid of `--trials` x N points over `lambda` of the tests' tiny-BERT study (tests/helpers.py
 tiny_study). Everything in a trial is real (Optuna ask/tell on PostgreSQL, heartbeats, the grid sampler's
 point check, the trial's MLflow run with its params, tags, config.yaml, metrics, results.json and end, the
-save_top_k query) except training and evaluation: `harness.study.trial._train_and_evaluate` sleeps
+save_top_k query) except training and evaluation: `harness.study.trial.train_evaluate_log` sleeps
 `--sleep` seconds in two halves, logging the dev score between them (and reporting it to Optuna) and the
 final metrics and results.json after, as the real one does.
 
@@ -114,12 +114,12 @@ AutoTokenizer.from_pretrained(sys.argv[2]).save_pretrained(sys.argv[1])
 
 # --------------------------------------------------------------------------------------------- the trial
 def sleeping_train_and_evaluate(run_spec: Any, ctx: Any, run: Any, report: Any, number: int = 0) -> Any:
-    """harness.study.trial._train_and_evaluate without training or evaluation: `SLEEP` seconds in two
+    """harness.study.train_evaluate_log without training or evaluation: `SLEEP` seconds in two
     halves; between them the dev evaluation's logging (`objective` and the dev metric, then the report
     to Optuna), after them the final metrics, results.json and the save_top_k rule's query."""
     from harness.tracking.metric_names import OBJECTIVE
 
-    metric = f"dev.{run_spec.objective.chosen_metric(run_spec)}"
+    metric = f"dev.{run_spec.plan.scoring.target}"
     flat = json.dumps(run_spec.flat(), sort_keys=True, default=str).encode()
     value = 0.5 + zlib.crc32(flat) / 2**33  # a score of this configuration, in [0.5, 1)
     time.sleep(SLEEP[0] / 2)
@@ -136,7 +136,7 @@ def sleeping_train_and_evaluate(run_spec: Any, ctx: Any, run: Any, report: Any, 
     run.log_metrics(final, step=2)
     run.log_text(json.dumps({"slept_seconds": SLEEP[0], metric: value}, indent=2), "results.json")
     ctx.keep_model(value)  # among_best: the completed trials, read from the storage
-    return tuple(value for _ in ctx.objectives) if ctx.objectives else value
+    return {**final, **{name: value for name in ctx.objectives}}
 
 
 # ------------------------------------------------------------------------------------------ processes
@@ -917,7 +917,7 @@ def set_up(args: argparse.Namespace, folder: Path, cleanup: ExitStack) -> dict[s
         importlib.import_module(module)
     import harness.study.trial
 
-    harness.study.trial._train_and_evaluate = sleeping_train_and_evaluate
+    harness.study.trial.train_evaluate_log = sleeping_train_and_evaluate
     SLEEP[0] = args.sleep
     return {
         "postgres": postgres,

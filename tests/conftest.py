@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import tests.pauses  # noqa: F401 - installs the pause points' pauser here and in launched commands
+
 if TYPE_CHECKING:
     from tests.services import Postgres
 

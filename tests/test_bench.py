@@ -100,7 +100,7 @@ def test_as_avx2_shows_the_harness_an_avx2_only_cpu() -> None:
 
 @pytest.mark.slow
 def test_fleet_load_runs_a_small_fleet_to_a_clean_end(tmp_path: Path) -> None:
-    """bench/fleet_load.py replaces the trial's training by a sleep (harness.study.trial._train_and_evaluate,
+    """bench/fleet_load.py replaces the trial's training by a sleep (harness.study.trial.train_evaluate_log,
     by name): 2 workers and a coordinator on a real PostgreSQL and the compose MLflow server end with every
     grid point COMPLETE once and its figures measured."""
     from tests.services import postgres_missing

@@ -538,7 +538,7 @@ def eval_cmd(
     from harness.device import describe
     from harness.evaluate.registry import collected
     from harness.evaluate.suite import resolve_tasks
-    from harness.fleet.signals import pause_at
+    from harness.fleet.pause_points import reached
     from harness.model.save import saved_settings
 
     saved = saved_settings(model)  # a trial's saved model/: its own pooling and max length
@@ -572,7 +572,7 @@ def eval_cmd(
     record = collected(records)
     click.echo(format_table(results))
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
-    pause_at("eval_scored")
+    reached("eval_scored")
     parts = settings["seconds_by_part"]
     assert isinstance(parts, dict)
     click.echo("time: " + ", ".join(f"{part} {value:.1f} s" for part, value in parts.items()))

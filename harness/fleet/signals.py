@@ -1,5 +1,5 @@
-"""How a process stops, and stops cleanly: SIGTERM as Ctrl-C, signals held across a journal write, and
-the pause points where the fault-injection tests stop it.
+"""How a process stops, and stops cleanly: SIGTERM as Ctrl-C, and signals held across a journal write
+(the points where the fault-injection tests stop a process: harness.fleet.pause_points).
 
 SIGTERM is handled as Ctrl-C is: `timeout`, Slurm (preemption, `scancel`), Kubernetes (pod eviction) and
 `docker compose stop` all end a process with SIGTERM, then SIGKILL after a grace period.
@@ -18,18 +18,7 @@ a renamed lock file that, when the exception came before the rename, does not ex
 into `FileNotFoundError`, the interruption is lost, the trial is marked failed and the study goes on. A
 Ctrl-C while the lock is held but before the write leaves the lock file behind, and every other process
 then waits out its grace period (30 s). So each append (take the lock, write, fsync, release: milliseconds;
-up to the grace period when another process left a stale lock) runs with the signals held.
-
-Pause points (`pause_at`), where the fault-injection tests signal a process: one started with
-`HARNESS_PAUSE_AT="<point>=<seconds>[,<point>=<seconds>...]"` sleeps that long each time it reaches a
-named point (less, once the file named by HARNESS_PAUSE_RELEASE exists), so a test can signal, kill or
-fail it exactly there instead of racing a running trial. Unset (every normal run) a point costs one
-environment lookup.
-
-Points: `trial_run_created` (a trial's MLflow run exists, its id not yet recorded on the Optuna trial),
-`trial_started` (the id recorded, training not begun), `trial_scored` (trained and scored, the run not
-yet ended), `trial_finished` (the run ended FINISHED, the value not yet told to Optuna) and `eval_scored`
-(`harness eval` has printed its scores, its JSON and MLflow run not yet written)."""
+up to the grace period when another process left a stale lock) runs with the signals held."""
 
 from __future__ import annotations
 
@@ -37,7 +26,6 @@ import contextlib
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -118,22 +106,3 @@ class SteadyJournalBackend(JournalFileBackend):
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         with signals_held():
             super().append_logs(logs)
-
-
-def pause_at(point: str) -> None:
-    """Sleep here when HARNESS_PAUSE_AT names `point` (one of the points above): that many seconds, or
-    until the file HARNESS_PAUSE_RELEASE names exists (a test that has done its part lets it go on, and
-    no later pause holds it)."""
-    spec = os.environ.get("HARNESS_PAUSE_AT")
-    if not spec:
-        return
-    for item in spec.split(","):
-        name, _, seconds = item.partition("=")
-        if name.strip() == point:
-            _sleep(float(seconds), os.environ.get("HARNESS_PAUSE_RELEASE"))
-
-
-def _sleep(seconds: float, release: str | None) -> None:
-    end = time.monotonic() + seconds
-    while (left := end - time.monotonic()) > 0 and not (release and os.path.exists(release)):
-        time.sleep(min(left, 0.1) if release else left)

@@ -17,7 +17,7 @@ import os
 import random
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import optuna
@@ -29,13 +29,12 @@ from tqdm.auto import tqdm
 from harness.bar_line import say, use_line
 from harness.credentials import CredentialsRefused
 from harness.data.paths import resolve_data_dir
-from harness.errors import HarnessError, ServiceUnavailable, TrialSkipped
+from harness.errors import HarnessError, ServiceUnavailable
 from harness.fleet.lease import CoordinatorLease
 from harness.fleet.optuna_access import state_now, storage_of, trial_id
 from harness.fleet.recovery import (
     DEFAULT_HEARTBEAT,
     EXPERIMENT,
-    INTERRUPTED,
     MLFLOW_RUN,
     TAKEN_OVER,
     WORKER,
@@ -48,6 +47,7 @@ from harness.fleet.recovery import (
 )
 from harness.fleet.signals import stop_reason
 from harness.fleet.steady_storage import close as close_storage
+from harness.fleet.trial_ending import optimize_one, told_to_the_study
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.program import as_invoked
 from harness.spec.derived import identify
@@ -257,7 +257,33 @@ def worker_loop(
     freeze_what_is_loaded()
     heartbeats = watch(storage_of(opt), tracker)
     worker = f"{socket.gethostname()}:{os.getpid()}"
-    ctx = TrialContext(
+    objective = optuna_objective(study, opt, trial_context(study, opt, tracker, data_dir, progress, threads))
+    use_line(position if progress else 0)  # a local worker's bars: its own line, under the study bar
+    bar = study_bar(study, opt, progress and not position)
+    while (left := remaining(opt, study)) > 0 or (heartbeats and others_running(opt)):
+        if left > 0:
+            try:
+                optimize_one(opt, objective, tracker, say)
+            except KeyboardInterrupt as exc:  # on a database storage the trial is queued again at once
+                if heartbeats:
+                    requeue_interrupted(opt, tracker, worker, stop_reason(exc))
+                raise
+        else:
+            wait_for_others(opt, tracker)
+        update_bar(bar, opt)
+    bar.close()
+
+
+def trial_context(
+    study: ResolvedStudy,
+    opt: optuna.Study,
+    tracker: Tracker,
+    data_dir: Path,
+    progress: bool,
+    threads: int | None,
+) -> TrialContext:
+    """What every trial this worker runs shares."""
+    return TrialContext(
         tracker,
         opt.user_attrs[EXPERIMENT],
         opt.user_attrs[PARENT_RUN],
@@ -272,84 +298,44 @@ def worker_loop(
         objectives=tuple(o.metric for o in study.objectives),
     )
 
-    running: list[optuna.Trial] = []  # the trial this worker runs now
 
-    def objective(trial: optuna.Trial) -> float:
+def optuna_objective(
+    study: ResolvedStudy, opt: optuna.Study, ctx: TrialContext
+) -> Callable[[optuna.Trial], float | tuple[float, ...]]:
+    """The function Optuna calls for each trial: the trial's run, resolved from its suggested values."""
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+
+    def objective(trial: optuna.Trial) -> float | tuple[float, ...]:
         trial.set_user_attr(WORKER, worker)
-        running[:] = [trial]
         if storage_of(opt).get_trial_system_attrs(trial_id(trial)).get(SURPLUS):  # its point was taken
             raise GridPointTaken(f"trial {trial.number}: grid point already taken; not run")
         values = suggest(trial, study)
         run = study.resolve(values)
         label = " ".join(f"{k}={v}" for k, v in values.items())  # in full: the run's name in the UI
-
-        def report(step: int, value: float) -> None:
-            if study.multi_objective():  # Optuna reports and prunes on one value only
-                return
-            with taken_over_if_finished():
-                trial.report(value, step)
-            if trial.should_prune():
-                raise optuna.TrialPruned(f"pruned at step {step} (dev score {value:.4g})")
-
         started = time.monotonic()
-        try:
-            value = run_trial(
-                run,
-                ctx,
-                trial.number,
-                report,
-                label,
-                on_start=lambda run_id: record_run(trial, run_id),
-                still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING,
-            )
-            seconds = time.monotonic() - started
-            say(f"trial {trial.number} ({label or 'the base'}): {scored(value, study)} in {seconds:.0f} s")
-            return value
-        except optuna.TrialPruned as exc:
-            say(f"trial {trial.number} {exc}")
-            raise
-        except TrialTakenOver:
-            say(f"trial {trial.number}: {TAKEN_OVER}; this worker's result is dropped")
-            raise
-        except KeyboardInterrupt:
-            trial.set_user_attr(INTERRUPTED, True)
-            raise
-        except TrialSkipped as exc:  # something optional is missing: a failed trial that says what to give
-            trial.set_user_attr("skipped", str(exc)[:1000])
-            say(f"trial {trial.number} skipped: {exc}")
-            raise
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"
-            trial.set_user_attr("error", reason[:1000])
-            say(f"trial {trial.number} failed: {reason.splitlines()[0]}")
-            raise
+        with told_to_the_study(trial, say):
+            value = run_trial(run, ctx, trial.number, pruning_report(study, trial), label,
+                              on_start=lambda run_id: record_run(trial, run_id),
+                              still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING)  # fmt: skip
+        seconds = time.monotonic() - started
+        say(f"trial {trial.number} ({label or 'the base'}): {scored(value, study)} in {seconds:.0f} s")
+        return value
 
-    use_line(position if progress else 0)  # a local worker's bars: its own line, under the study bar
-    bar = study_bar(study, opt, progress and not position)
-    while True:
-        if remaining(opt, study) > 0:
-            running.clear()
-            try:
-                opt.optimize(objective, n_trials=1, catch=(Exception,), gc_after_trial=True)
-            except (ValueError, AssertionError):  # Optuna refused to tell a trial another process failed
-                # (taken for lost): ValueError, or, when the objective returned a value (the trial failed
-                # after run_trial's last look), Optuna 5.0's `assert False` in `_run_trial`
-                if not running or state_now(opt, running[0]) != TrialState.FAIL:
-                    raise
-                # taken for lost after its run ended FINISHED: that run is not a result of the study
-                run_id = running[0].user_attrs.get(MLFLOW_RUN)
-                if run_id and tracker.withdraw(run_id, TAKEN_OVER):
-                    say(f"trial {running[0].number}: {TAKEN_OVER}; this worker's result is dropped")
-            except KeyboardInterrupt as exc:  # on a database storage the trial is queued again at once
-                if heartbeats:
-                    requeue_interrupted(opt, tracker, worker, stop_reason(exc))
-                raise
-        elif heartbeats and others_running(opt):
-            wait_for_others(opt, tracker)
-        else:
-            break
-        update_bar(bar, opt)
-    bar.close()
+    return objective
+
+
+def pruning_report(study: ResolvedStudy, trial: optuna.Trial) -> Callable[[int, float], None]:
+    """Each dev score, reported to the study's pruner, which may stop the trial there."""
+
+    def report(step: int, value: float) -> None:
+        if study.multi_objective():  # Optuna reports and prunes on one value only
+            return
+        with taken_over_if_finished():
+            trial.report(value, step)
+        if trial.should_prune():
+            raise optuna.TrialPruned(f"pruned at step {step} (dev score {value:.4g})")
+
+    return report
 
 
 @contextlib.contextmanager

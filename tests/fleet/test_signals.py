@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
+from harness.fleet.pause_points import reached
 from harness.fleet.signals import (
     SteadyJournalBackend,
     Terminated,
-    pause_at,
     signals_held,
     sigterm_as_interrupt,
     stop_reason,
@@ -54,12 +54,16 @@ def test_sigterm_raises_terminated_inside_the_block_and_the_handlers_come_back()
 
 
 def test_a_pause_point_sleeps_only_where_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' pauser (tests/pauses.py, installed by conftest) holds a process at the points its
+    environment names; an unknown point is an error, not a silent no-op."""
     monkeypatch.setenv("HARNESS_PAUSE_AT", "trial_run_created=0.3, trial_started=0")
     started = time.monotonic()
-    pause_at("trial_started")
+    reached("trial_started")
     assert time.monotonic() - started < 0.1
-    pause_at("trial_run_created")
+    reached("trial_run_created")
     assert time.monotonic() - started >= 0.3
+    with pytest.raises(ValueError, match="unknown pause point"):
+        reached("trial_strated")
 
 
 def test_a_second_signal_during_the_clean_up_ends_the_process_at_once() -> None:
