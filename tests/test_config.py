@@ -17,7 +17,7 @@ def test_lambda_tau_sweep_profiles() -> None:
     }
     run = paper.resolve({"lambda": 0.3, "tau": 1.0})
     config = run.settings
-    assert (run.params.lam, run.params.tau, run.method.name) == (0.3, 1.0, "scl")
+    assert (run.params.lam, run.params.temperature, run.method.name) == (0.3, 1.0, "scl")
     assert (
         config.model,
         config.batch_size,

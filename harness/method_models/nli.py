@@ -88,7 +88,7 @@ class NLIModel(MethodModel):
                 candidates,
                 owner,
                 labels == ENTAILMENT,
-                self.params.tau,
+                self.params.temperature,
                 self.max_pos,
                 self.max_neg,
                 self.params.normalize,

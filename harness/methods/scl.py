@@ -57,7 +57,13 @@ class SCLParams(BaseModel):
         description="the lambda-weighted term: L_SCL, or augment (Liao's Augment baselines: the "
         "classifier's cross-entropy over the anchor / selected positive and negative pairs)",
     )
-    tau: float = Field(1.0, gt=0.0, description="softmax temperature of L_SCL")
+    temperature: float = Field(
+        1.0,
+        alias="tau",
+        gt=0.0,
+        description="softmax temperature of L_SCL (Liao's tau, the name its YAML "
+        "field, MLflow param and report column keep: `tau`, an alias of `temperature`)",
+    )
     selection: str = Field("allpalln", description="N+/N- per anchor: 3p3n, 3palln, allpalln, ...")
     classifier: NLIHead = Field("two_linear", description="Liao's two linear layers; linear (SBERT); mlp")
     normalize: bool = Field(
