@@ -76,6 +76,7 @@ mutants: $(DEV)
 lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 ui: setup
 	$(BIN)/harness ui

@@ -313,6 +313,7 @@ def one_line_error(error: ValidationError, where: str, model: type[BaseModel] | 
             expected = ", ".join(map(repr, _literals(branches)))
             first = {**first, "ctx": {"expected": expected}, "msg": f"Input should be one of {expected}"}
         else:
+            assert spot.tag_at is not None  # as tested above: mypy forgets it once a branch reassigns `spot`
             wanted = [_wanted(e, str(e["loc"][spot.tag_at])) for e in branches]
             first = {**first, "msg": f"give {' or '.join(dict.fromkeys(wanted))}"}
     field = shown_path(spot.path)

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from harness.errors import HarnessError, did_you_mean
+
+if TYPE_CHECKING:
+    from harness.method_models.base import MethodModel
+    from harness.methods.base import Method
 
 T = TypeVar("T", bound=type)
 
@@ -50,14 +54,14 @@ class Registry(Generic[T]):
         raise HarnessError(f"unknown {self.what} {name!r}; {hint} ({self.listing})")
 
 
-METHODS: Registry[type] = Registry("method", "harness.methods", "name", "see `harness methods`")
+METHODS: Registry[type[Method]] = Registry("method", "harness.methods", "name", "see `harness methods`")
 register_method = METHODS.register
 get_method = METHODS.get
 method_names = METHODS.names
 
 # A method's declaration names its nn.Module here (`model = "pipeline"`); the models, and torch with them,
 # are imported on the first lookup, when a trial builds one, so declarations stay free of torch.
-MODELS: Registry[type] = Registry(
+MODELS: Registry[type[MethodModel]] = Registry(
     "method model", "harness.method_models", "model_name", "harness/method_models/"
 )
 register_model = MODELS.register

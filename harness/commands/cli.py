@@ -25,6 +25,7 @@ from harness.program import as_invoked
 if TYPE_CHECKING:  # heavy: imported by the commands that need them
     import optuna
 
+    from harness.spec.derived import Identity
     from harness.spec.study_spec import ResolvedStudy
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
@@ -304,7 +305,7 @@ def _home_to_make(storage: str | None, tracking_uri: str | None) -> str:
     return f"store: no {FOLDER}/ here or above; making {home} (HARNESS_HOME names another place)"
 
 
-def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: bool) -> object:
+def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: bool) -> Identity:
     """The study a dry run describes: the derived one where the storage already holds this study's name
     with another configuration. Reads an existing storage only (a dry run writes nothing)."""
     from harness.places import default_storage
@@ -662,6 +663,7 @@ def report_cmd(
             for name, what in sorted(built.others.items()):
                 click.echo(as_invoked(f"  `harness report {name}`   ({what})"))
         return
+    assert study is not None  # checked above: --all or a STUDY
     _plain("study name", study)
     folder, findings = build_report(
         study,
@@ -821,6 +823,7 @@ def plan_cmd(
         with_it = [n for n in names if profile in (None, *load_study(n).profiles_available)]
         studies = [load_study(name, profile) for name in with_it]
     else:
+        assert study is not None  # checked above: --all or a STUDY
         studies = [load_study(study, profile)]
     from harness.data.paths import resolve_data_dir
     from harness.device import pick_device

@@ -66,7 +66,8 @@ def run_eval(
     amp_dtype = DTYPES[hardware["precision"]]
     encoder = Encoder(model, pooler, max_length).to(chosen)
     encode_fn = SentenceEncoder(encoder, batch_size, amp_dtype, EmbeddingCache() if cache else None, progress)
-    start, parts = time.perf_counter(), {}
+    start = time.perf_counter()
+    parts: dict[str, float] = {}
     with reading() as files:
         results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items)  # type: ignore[arg-type]
         if mteb is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from harness.errors import HarnessError, did_you_mean
@@ -41,7 +41,7 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
             default = default_profile(study)
         except HarnessError:
             default = None
-        profiles = study.profiles or {"base": None}
+        profiles: Mapping[str, Profile | None] = study.profiles or {"base": None}
         shown = []
         for name, prof in profiles.items():
             count = trial_count(study, prof or Profile())
@@ -145,14 +145,14 @@ def method_lines(only: str | None = None) -> Iterator[str]:
     if only is not None:
         return
     yield "stage kinds (method: pipeline, stages: [{KIND: VARIETY, field: value, ...}]):"
-    for name, cls in STAGES.entries().items():
+    for name, stage in STAGES.entries().items():
         yield f"{name}"
-        yield textwrap.fill(_summary(cls), wrap, initial_indent="  ", subsequent_indent="  ")
-        yield from _field_lines(cls, "    ")
+        yield textwrap.fill(_summary(stage), wrap, initial_indent="  ", subsequent_indent="  ")
+        yield from _field_lines(stage, "    ")
     yield ""
     yield "objectives (a method names one; objective_metric picks its dev score):"
-    for name, cls in OBJECTIVES.entries().items():
-        yield textwrap.fill(f"{name}: {_summary(cls)}", wrap, subsequent_indent="  ")
+    for name, objective in OBJECTIVES.entries().items():
+        yield textwrap.fill(f"{name}: {_summary(objective)}", wrap, subsequent_indent="  ")
 
 
 def run_field_lines() -> Iterator[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def _model_index(name: str, scores: dict[str, float]) -> list[dict[str, Any]]:
     return [{"name": name, "results": results}] if results else []
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join([*lines, *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows)])
 

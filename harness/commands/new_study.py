@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.methods.base import Method
 
 # per method: fields it needs to run offline on ../shared/data, and a small grid of one field
 STARTERS: dict[str, tuple[dict[str, Any], dict[str, list[Any]]]] = {
@@ -118,8 +121,8 @@ _Dumper.add_representer(
 )
 
 
-def _method_fields(cls: type, base: dict[str, Any]) -> list[str]:
-    params = cls.Params.model_fields  # type: ignore[attr-defined]
+def _method_fields(cls: type[Method], base: dict[str, Any]) -> list[str]:
+    params = cls.Params.model_fields
     out = [f"  # the fields of {cls.name} (defaults shown; uncomment a field's line to change it):"]
     for key, field in params.items():
         name = field.alias or key

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -175,21 +176,25 @@ def fit_together(
         room = capacity or _capacity(device, config.batch_size, x.shape[1], len(fits))
         training = _Training(x, y, _Shape(n_classes, x.shape[1]), config, len(fits), room)
         prepared: list[_Fit | None] = [_prepare(f) if isinstance(f, ProbeFit) else None for f in fits]
+        # the same list, read only where a fit is prepared (waiting, active, or followed by a ready refit);
+        # every refit is prepared before the end (or the loop raises)
+        ready = cast(list[_Fit], prepared)
         pending = {i: f for i, f in enumerate(fits) if isinstance(f, Refit)}
-        waiting, active = [i for i, f in enumerate(prepared) if f is not None][::-1], []
+        waiting = [i for i, f in enumerate(prepared) if f is not None][::-1]
+        active: list[int] = []
         while active or waiting or pending:
             for i, refit in list(pending.items()):
-                if all(prepared[j] is not None and prepared[j].done for j in refit.after):
-                    prepared[i] = _prepare(refit.choose([prepared[j].best for j in refit.after]))
+                if all(prepared[j] is not None and ready[j].done for j in refit.after):
+                    prepared[i] = _prepare(refit.choose([ready[j].best for j in refit.after]))
                     waiting.append(i)  # next in line
                     del pending[i]
             if not (active or waiting):
                 raise ValueError(f"refits {sorted(pending)} follow fits that never run")
             while waiting and len(active) < room:
                 active.append(waiting.pop())
-            training.round(prepared, active)
-            active = [i for i in active if not prepared[i].done]
-        return FittedProbes(x, training.best, training.shape, prepared, config.batch_size)
+            training.round(ready, active)
+            active = [i for i in active if not ready[i].done]
+        return FittedProbes(x, training.best, training.shape, ready, config.batch_size)
 
 
 def _capacity(device: torch.device, batch_size: int, n_features: int, fits: int) -> int:

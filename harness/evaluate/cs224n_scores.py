@@ -23,6 +23,8 @@ from harness.evaluate.suite import SentenceEncoder
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.method_models.tasks import TaskModel
+
 Predictions = dict[str, np.ndarray]
 
 
@@ -32,7 +34,7 @@ def _tensor(embeddings: dict[str, np.ndarray], texts: list[str], device: torch.d
 
 @torch.inference_mode()
 def predict_multitask(
-    method: torch.nn.Module, data: MultitaskData, encode: SentenceEncoder, tasks: tuple[str, ...]
+    method: TaskModel, data: MultitaskData, encode: SentenceEncoder, tasks: tuple[str, ...]
 ) -> Predictions:
     """Dev-set predictions of `method`'s heads (`sentiment`, `pairs`) for `tasks`."""
     was_training = method.training
@@ -46,14 +48,18 @@ def predict_multitask(
         device = next(method.parameters()).device
         out: Predictions = {}
         if "sst" in tasks:
+            assert method.sentiment is not None
             logits = method.sentiment(_tensor(emb, data.sst_dev.texts, device))
             out["sst"] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+        heads = method.pairs  # none on a sentiment-only model, which scores SST alone
         if "quora" in tasks:
+            assert heads is not None
             u, v = (_tensor(emb, t, device) for t in (data.quora_dev.first, data.quora_dev.second))
-            out["quora"] = torch.sigmoid(method.pairs.paraphrase_logit(u, v).float()).cpu().numpy()
+            out["quora"] = torch.sigmoid(heads.paraphrase_logit(u, v).float()).cpu().numpy()
         if "sts" in tasks:
+            assert heads is not None
             u, v = (_tensor(emb, t, device) for t in (data.sts_dev.first, data.sts_dev.second))
-            out["sts"] = method.pairs.similarity_score(u, v).float().cpu().numpy()
+            out["sts"] = heads.similarity_score(u, v).float().cpu().numpy()
         return out
     finally:
         method.train(was_training)

@@ -23,6 +23,7 @@ import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -34,6 +35,12 @@ from harness.home import harness_home
 from harness.model.encoder import Encoder
 from harness.model.projection_head import ProjectedEncoder
 
+if TYPE_CHECKING:
+    from harness.model.glove import GloveEmbedder
+
+    # what sentences are encoded with (a method model's `eval_encoder`): each has `Encoder`'s interface
+    Embedder = Encoder | ProjectedEncoder | GloveEmbedder
+
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices grouped into batches of `batch_size`, longest first; equal lengths keep their order."""
@@ -43,7 +50,7 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
 
 @torch.inference_mode()
 def encode(
-    encoder: Encoder | ProjectedEncoder,
+    encoder: Embedder,
     sentences: Sequence[str],
     batch_size: int = 128,
     amp_dtype: torch.dtype | None = None,

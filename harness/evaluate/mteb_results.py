@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.choices import TextVariant
 from harness.errors import HarnessError
 from harness.evaluate.suite import evaluate_tasks
 from harness.staging import staged
@@ -41,7 +42,7 @@ class MtebTask:
 
     name: str
     harness_task: str
-    variant: str
+    variant: TextVariant
     dataset_revision: str  # mteb 2.26.24 TaskMetadata.dataset["revision"]
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -94,7 +94,10 @@ class Probe:
         done = OneByOne(table, [])
         for fit in fits:
             if isinstance(fit, Refit):
-                fit = fit.choose(done.score(fit.after, [fits[i].validation for i in fit.after], labels))
+                # what a refit follows: grid fits, each scored on its own fold
+                followed = [cast(ProbeFit, fits[i]) for i in fit.after]
+                held = cast(list[np.ndarray], [f.validation for f in followed])
+                fit = fit.choose(done.score(fit.after, held, labels))
             done.models.append(self.fit_one(table, labels, fit))
         return done
 

@@ -24,9 +24,7 @@ if TYPE_CHECKING:  # torch is imported where sentences are encoded: task lists a
     import pandas as pd
     import torch
 
-    from harness.evaluate.encode import EmbeddingCache, TrialCache
-    from harness.model.encoder import Encoder
-    from harness.model.projection_head import ProjectedEncoder
+    from harness.evaluate.encode import Embedder, EmbeddingCache, TrialCache
 
 Embeddings = dict[str, np.ndarray]
 EncodeFn = Callable[[list[str]], Embeddings]
@@ -113,7 +111,7 @@ class SentenceEncoder:
 
     def __init__(
         self,
-        encoder: Encoder | ProjectedEncoder,
+        encoder: Embedder,
         batch_size: int = 128,
         amp_dtype: torch.dtype | None = None,
         cache: EmbeddingCache | TrialCache | None = None,

@@ -86,6 +86,7 @@ class TorchLogisticRegression:
                 if misses >= self.config.tenacity:
                     break
                 misses += 1
+        assert best_model is not None  # the first round's accuracy beats -1
         self.model = best_model
         return self
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import optuna
 from optuna.storages import BaseStorage, RDBStorage
@@ -57,7 +57,10 @@ def state_now(study: optuna.Study, trial: optuna.Trial | FrozenTrial) -> TrialSt
 def heartbeat_backend(storage: object) -> BaseHeartbeat | None:
     """The storage Optuna records heartbeats in (an RDBStorage given a heartbeat interval), else None."""
     backend = backend_of(storage)
-    return backend if isinstance(backend, BaseHeartbeat) and is_heartbeat_enabled(backend) else None
+    if not isinstance(backend, BaseHeartbeat):
+        return None
+    # Optuna's heartbeat backend (RDBStorage) is a BaseStorage too, which the isinstance above cannot say
+    return backend if is_heartbeat_enabled(cast(BaseStorage, backend)) else None
 
 
 # harness.fleet.once_writes' ids, in the transactions of SteadyRDBStorage's own writes: SQLAlchemy's ORM

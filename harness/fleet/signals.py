@@ -90,7 +90,7 @@ def signals_held() -> Iterator[None]:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
         if received:
-            _act_on(*received[0], saved[received[0][0]])
+            _act_on(*received[0], saved[signal.Signals(received[0][0])])  # a handler is given an int
 
 
 def _act_on(signum: int, frame: FrameType | None, handler: object) -> None:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from harness.config import RunConfig
+    from harness.evaluate.encode import Embedder
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.stages.registry import StageSpec
@@ -44,7 +45,7 @@ class MethodModel(nn.Module):
         description per stage of everything else that determines it), or None: not cacheable."""
         return None
 
-    def eval_encoder(self) -> nn.Module | None:
+    def eval_encoder(self) -> Embedder | None:
         """What the embedding evaluation encodes with (an `Encoder`, or one with a head on top)."""
         return self.encoder
 

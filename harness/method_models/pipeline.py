@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
-from torch import nn
 
 from harness.data.cs224n import MultitaskData
 from harness.method_models.base import MethodModel
@@ -23,6 +22,7 @@ from harness.stages.registry import StageContext, StageSpec
 
 if TYPE_CHECKING:
     from harness.config import RunConfig
+    from harness.evaluate.encode import Embedder
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
     from harness.train.loop import Stage
@@ -40,6 +40,8 @@ def own_seed(name: str) -> Iterator[None]:
 @register_model("pipeline")
 class PipelineModel(TaskModel):
     """The modules of a pipeline method's stages, and the stages built over them."""
+
+    params: PipelineParams
 
     def __init__(
         self, encoder: Encoder, params: PipelineParams, method: type[Method], specs: tuple[StageSpec, ...]
@@ -98,7 +100,7 @@ class PipelineModel(TaskModel):
             scored.append(trained)
         return scored
 
-    def eval_encoder(self) -> nn.Module:
+    def eval_encoder(self) -> Embedder:
         """The embedding evaluation scores: the projection on top with `mlp_at_test` (supervised SimCSE,
         princeton-nlp/SimCSE@49fa580 simcse/models.py:262), else the encoder alone."""
         if self.params.mlp_at_test and self.projection is not None:

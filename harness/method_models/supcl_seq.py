@@ -19,6 +19,7 @@ from harness.train.loop import Stage
 if TYPE_CHECKING:
     from harness.methods.supcl_seq import SupCLSeqParams
     from harness.model.encoder import Encoder
+    from harness.model.heads import SentimentHead
 
 
 @register_model("supcl_seq")
@@ -26,6 +27,7 @@ class SupCLSeqModel(TaskModel):
     """SupCL-Seq's two stages over the encoder and its sentiment head."""
 
     encoder: Encoder  # always one here (the base class allows none)
+    sentiment: SentimentHead  # always one here (TaskModel.init_heads)
     params: SupCLSeqParams
 
     def views_loss(self, rows: list[int], data: MultitaskData, passes: ViewPasses) -> dict[str, torch.Tensor]:

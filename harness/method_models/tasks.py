@@ -26,6 +26,7 @@ class TaskModel(MethodModel):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
     encoder: Encoder  # always one here (the base class allows none)
+    sentiment: SentimentHead | None  # none in a pipeline whose stages train no heads (PipelineModel)
 
     def __init__(
         self, encoder: Encoder, params: SentimentHeadParams, method: type[Method], specs: tuple = ()
@@ -53,14 +54,16 @@ class TaskModel(MethodModel):
         """The heads' parameters (what a `heads_only` stage trains)."""
         return [p for head in (self.sentiment, self.pairs) if head for p in head.parameters()]
 
-    def task_data(self, data: Any) -> MultitaskData:
-        """The CS224N sets inside what `load_train_data` returned (scored on their dev splits)."""
+    def task_data(self, data: Any) -> MultitaskData | None:
+        """The CS224N sets inside what `load_train_data` returned (scored on their dev splits); None: a
+        pipeline whose stages train no heads."""
         return data
 
     def task_loss(self, task: str, rows: list[int], data: MultitaskData) -> torch.Tensor:
         """CE on SST-5, BCE on Quora's paraphrase logit, MSE on the 0-5 STS score."""
         device = self.encoder.device
         if task == "sst":
+            assert self.sentiment is not None, "sst needs the sentiment head"
             logits = self.sentiment(self.encoder.embed([data.sst_train.texts[i] for i in rows]))
             return cross_entropy(logits, torch.as_tensor(data.sst_train.labels[rows], device=device))
         pairs = data.quora_train if task == "quora" else data.sts_train

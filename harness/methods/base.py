@@ -4,7 +4,6 @@ so `harness methods`, `run-study --dry-run` and every validation answer without 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -88,9 +87,9 @@ class Method:
         return StageSources(data_dir, nli=run.nli)
 
     @classmethod
-    def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> Sequence[Any]:
-        """The training set named by the run's settings and parameters (also called by the runner's
-        preflight before any trial, so a missing file fails early)."""
+    def load_train_data(cls, run: ResolvedRun, sources: DataSources) -> object:
+        """The training set named by the run's settings and parameters, in the form the method's model reads
+        (also called by the runner's preflight before any trial, so a missing file fails early)."""
         raise NotImplementedError
 
     @classmethod

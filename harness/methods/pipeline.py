@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
@@ -39,6 +39,8 @@ from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
     from harness.spec.run_spec import ResolvedRun
+    from harness.stages.finetune import TaskStage
+    from harness.stages.glue import GlueStage
 
 
 def untrained_heads_problem(params: PipelineParams, trained: tuple[str, ...]) -> str | None:
@@ -84,9 +86,10 @@ class PipelineMethod(Method):
 
     @classmethod
     def resolve(
-        cls, params: PipelineParams, where: str
-    ) -> tuple[PipelineParams, tuple[StageSpec, ...], PipelineParams]:
-        return params, tuple(expand(params.stages)), params
+        cls, params: BaseModel, where: str
+    ) -> tuple[PipelineParams, tuple[StageSpec, ...], BaseModel]:
+        p = cast(PipelineParams, params)  # `Pipeline`'s (a preset resolves its own fields)
+        return p, tuple(expand(p.stages)), p
 
     @classmethod
     def sources(cls, run: ResolvedRun, data_dir: Path) -> StageSources:
@@ -114,7 +117,8 @@ class PipelineMethod(Method):
 
     @classmethod
     def trained_tasks(cls, params: PipelineParams, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
-        trained = {t for s in stages if s.needs_heads for t in s.tasks}
+        # the stages that need the heads are the finetune and fusion stages (TaskStage)
+        trained = {t for s in stages if s.needs_heads for t in cast("TaskStage", s).tasks}
         return tuple(t for t in TASKS if t in trained)
 
     @classmethod
@@ -144,7 +148,7 @@ class PipelineParams(HeadParams, ProjectionParams):
                 f"stages scored by different objectives ({', '.join(objectives)}) cannot share a pipeline; "
                 "split them into variants"
             )
-        if len({s.glue for s in stages if s.kind == "glue"}) > 1:
+        if len({cast("GlueStage", s).glue for s in stages if s.kind == "glue"}) > 1:
             raise ValueError("glue stages on different tasks cannot share a pipeline; one task per variant")
         if not any(s.needs_heads for s in stages):
             heads = set(HeadParams.model_fields) - {"quora_train"}

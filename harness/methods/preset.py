@@ -79,9 +79,13 @@ class Preset(PipelineMethod):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.template:
-            fields = {name: alias_field(list(cls.template), target) for name, target in cls.aliases.items()}
+            # Any: mypy checks a **dict's values against create_model's own options (`__config__`, ...) too
+            fields: dict[str, Any] = {
+                name: alias_field(list(cls.template), target) for name, target in cls.aliases.items()
+            }
+            own: dict[str, Any] = cls.own_fields
             bases = cls.groups or (Strict,)
-            cls.Params = create_model(f"{cls.__name__}Params", __base__=bases, **fields, **cls.own_fields)
+            cls.Params = create_model(f"{cls.__name__}Params", __base__=bases, **fields, **own)
             cls.Params.__doc__ = cls.__doc__
 
     @classmethod
@@ -127,7 +131,9 @@ class Preset(PipelineMethod):
         return {f: getattr(params, f) for f in params.model_fields_set & group_fields}
 
     @classmethod
-    def resolve(cls, params: BaseModel, where: str) -> tuple[BaseModel, tuple[StageSpec, ...], BaseModel]:
+    def resolve(
+        cls, params: BaseModel, where: str
+    ) -> tuple[PipelineParams, tuple[StageSpec, ...], BaseModel]:
         """(the pipeline's params, its stages, the flat fields as logged): the macro written out and
         validated as `method: pipeline`; unset flat fields take the value their stage really has."""
         try:

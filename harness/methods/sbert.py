@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,7 @@ class SBERTBaseline(SupervisedContrastiveNLI):
     @classmethod
     def build(cls, encoder: Encoder | None, params: BaseModel, stages: tuple) -> MethodModel:
         """`scl`'s model at lambda = 0 with this classifier."""
+        own = cast(SBERTParams, params)  # validated against `Params`
         return super().build(
-            encoder, SCLParams(lam=0.0, classifier=params.classifier, nli_batches=params.nli_batches), stages
-        )  # type: ignore[attr-defined]
+            encoder, SCLParams(lam=0.0, classifier=own.classifier, nli_batches=own.nli_batches), stages
+        )

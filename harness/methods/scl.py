@@ -105,7 +105,7 @@ class SCLParams(BaseModel):
 
 @register_method("scl")
 class SupervisedContrastiveNLI(Method):
-    Params = SCLParams
+    Params: ClassVar[type[BaseModel]] = SCLParams  # as Method's: sbert, a subclass, has its own
     model = "nli"
     reads_nli = True
     run_defaults: ClassVar[dict[str, Any]] = {

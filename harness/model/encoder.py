@@ -65,7 +65,7 @@ def pool(
         return mean_pool((hidden_states[1].float() + hidden_states[-1].float()) / 2.0, attention_mask)
     if method == "cls_before_pooler" or (method == "cls" and pooler_output is None):
         return last_hidden_state[:, 0].to(torch.float32)
-    if method == "cls":
+    if method == "cls" and pooler_output is not None:  # without one, "cls" returned above
         return pooler_output.to(torch.float32)
     raise ValueError(f"unknown pooling {method!r}; choose one of {', '.join(POOLINGS)}")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -36,7 +36,7 @@ class NLIClassifier(nn.Module):
         return self.net(torch.cat([u, v, (u - v).abs()], dim=-1))
 
 
-def mlp(hidden: int, dropout: float, layers: int = 2) -> nn.Module:
+def mlp(hidden: int, dropout: float, layers: int = 2) -> nn.Sequential:
     """`layers` Linear(hidden, hidden) blocks with dropout before each and ReLU between (Chen: 2 layers,
     hidden 768, dropout 0.3)."""
     blocks: list[nn.Module] = []
@@ -120,7 +120,7 @@ class PairHeads(nn.Module):
         if self.paraphrase == "linear":
             return self.para_out(self.para_dropout(torch.cat([u, v], dim=-1))).squeeze(-1)
         if self.paraphrase == "bilinear":  # autocast does not cover nn.Bilinear: give it its own dtype
-            dtype = self.para_out.weight.dtype
+            dtype = cast(nn.Bilinear, self.para_out).weight.dtype
             return self.para_out(u.to(dtype), v.to(dtype)).squeeze(-1)
         return self.para_out(F.cosine_similarity(u, v, dim=-1).unsqueeze(-1)).squeeze(-1)  # cosine, plain
 

@@ -36,6 +36,7 @@ def supports_packing(model: Any) -> bool:
     config = getattr(model, "config", None)
     return (
         isinstance(model, BertModel)
+        and config is not None  # every BertModel has one
         and not config.is_decoder
         and not config.add_cross_attention
         and getattr(config, "position_embedding_type", "absolute") == "absolute"

@@ -75,7 +75,7 @@ class TokenStore:
         if self.tokenizer.padding_side == "left":
             real = real[:, ::-1]
         take = (begin[:, None] + np.arange(width)[None, :])[columns[None, :] < lengths[:, None]]
-        out = {}
+        out: dict[str, torch.Tensor] = {}
         for key in ("input_ids", "token_type_ids"):
             if key in self.ids:
                 array = np.full((len(rows), width), self.values.get(key, 0), dtype=np.int64)

@@ -32,8 +32,9 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -41,6 +42,9 @@ from harness.device import DTYPES, resolve_precision
 from harness.errors import HarnessError
 from harness.planning.transfer_cost import fit_seconds
 from harness.spec.run_spec import ResolvedRun
+
+if TYPE_CHECKING:
+    from harness.method_models.base import MethodModel
 
 ENCODE_SAMPLE = 512
 CPU_ROWS = 64
@@ -160,10 +164,12 @@ def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: tor
     return per_step
 
 
-def timed_stage(*args: Any) -> tuple[float, float]:
+def timed_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: torch.device,
+                amp_dtype: torch.dtype | None, steps: int) -> tuple[float, float]:  # fmt: skip
     """`time_stage`'s seconds a step and what compiling one batch shape cost (0: not compiled)."""
     compiling: dict[str, float] = {}
-    return time_stage(*args, True, compiling), compiling.get("seconds", 0.0)
+    seconds = time_stage(model, stage, run, device, amp_dtype, steps, True, compiling)
+    return seconds, compiling.get("seconds", 0.0)
 
 
 def _sync(device: torch.device) -> None:
@@ -213,7 +219,7 @@ class Built:
 
     run: ResolvedRun  # the trial's run, on the local (or stand-in) model and data
     encoder: Any
-    model: torch.nn.Module
+    model: MethodModel
     stages: list[Any]
     amp_dtype: torch.dtype | None
     shapes: tuple  # what sets every calibration's shapes: model, pooling, length, precision, method
@@ -278,8 +284,8 @@ def stage_costs(run: ResolvedRun, built: Built, factor: float, calibrator: Calib
         total = min(total, stage.max_steps) if stage.max_steps else total
         shape = shape_key(spec.model_dump(mode="json")) if spec else (stage.name, index)
         key = (built.shapes, params, shape, s.batch_size)
-        seconds, compiling = calibrator.once(calibrator.step_seconds, key, lambda st=stage: timed_stage(
-            built.model, st, built.run, calibrator.device, built.amp_dtype, calibrator.steps))  # fmt: skip
+        seconds, compiling = calibrator.once(calibrator.step_seconds, key, partial(timed_stage,
+            built.model, stage, built.run, calibrator.device, built.amp_dtype, calibrator.steps))  # fmt: skip
         evals = evaluations(total, per_epoch, s.eval_every, stage.scored, index == len(built.stages) - 1)
         shapes = len(built.encoder.buckets) if built.encoder is not None and built.encoder.buckets else 0
         costs.append(StageCost(stage.name, total, evals, seconds, compiling * shapes))

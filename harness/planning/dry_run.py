@@ -11,9 +11,9 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Sized
+from collections.abc import Iterable, Sized
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.errors import HarnessError
 from harness.spec.run_spec import ResolvedRun
@@ -40,9 +40,10 @@ def _units(data: Any) -> tuple[int, bool] | None:
     the data has no length. SNLI groups count their pairs (batch_size counts pairs) and are packed whole."""
     if not isinstance(data, Sized) or isinstance(data, str | bytes):
         return None
-    head = [item for _, item in zip(range(5), data, strict=False)]
+    items = cast(Iterable[Any], data)  # sized data iterates too (a sequence, or by index)
+    head = [item for _, item in zip(range(5), items, strict=False)]
     if head and all(isinstance(item, list) for item in head):
-        return sum(len(item) for item in data), False
+        return sum(len(item) for item in items), False
     return len(data), True
 
 

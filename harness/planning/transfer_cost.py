@@ -62,7 +62,8 @@ def fit_seconds(tasks: list[str], width: int, classifier: str, preset: str, devi
         vectors = random_embeddings(set(task.sentences(splits)), width)
         probe = probe_for(classifier, str(device))
         if probe.torch is not None:
-            probe, scale = replace(probe, torch=replace(probe.torch, max_epoch=0)), ROUNDS[probe.torch.optim]
+            scale = ROUNDS[probe.torch.optim]
+            probe = replace(probe, torch=replace(probe.torch, max_epoch=0))
         else:
             probe, scale = SampledProbe(), STRIDE
         start = time.perf_counter()

@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import cast
 
 from harness.evaluate.registry import aggregates
 from harness.report.parts.runs_table import RunsTable
@@ -59,8 +60,9 @@ class Mismatch:
 
 def _unit(values: Iterable[float]) -> float:
     """The row's last printed digit: the most decimals among its values (0.53 and 0.496: 0.001)."""
-    exponents = [Decimal(repr(float(v))).normalize().as_tuple().exponent for v in values]
-    return 10.0 ** min(min(exponents), 0)  # type: ignore[type-var]
+    # printed values are finite: an int exponent ('n', 'N', 'F' are NaN's and infinity's)
+    exponents = [cast(int, Decimal(repr(float(v))).normalize().as_tuple().exponent) for v in values]
+    return 10.0 ** min(min(exponents), 0)
 
 
 def _rows(table: RunsTable) -> Iterable[tuple[str, str, dict[str, float]]]:

@@ -6,23 +6,28 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from harness.report.names import SHORT_NAMES  # noqa: E402
 
 
 class Plotted(Protocol):
-    """What `curve` reads of a figure kind (curve, line)."""
+    """What `curve` reads of a figure kind (curve, line); read-only, so a narrower field type (curve's
+    `x: Literal["step", "epoch"]`) matches."""
 
-    x: str
-    metric: str
-    title: str
+    @property
+    def x(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def title(self) -> str: ...
 
 
 GREEK = {"lambda": "λ", "tau": "τ"}
@@ -50,7 +55,8 @@ def in_words(metric: str) -> str:
 
 def titled(ax: plt.Axes, text: str) -> None:
     """A title wrapped to the figure's width (about 9 characters an inch), never clipped."""
-    ax.set_title(textwrap.fill(text, max(24, int(ax.figure.get_figwidth() * 9))), fontsize=11)
+    figure = cast(Figure, ax.figure)  # the harness's axes are a figure's own (none are a SubFigure's)
+    ax.set_title(textwrap.fill(text, max(24, int(figure.get_figwidth() * 9))), fontsize=11)
 
 
 def curve(points: pd.DataFrame, spec: Plotted, path: Path) -> None:

@@ -132,7 +132,7 @@ def summary_page(paper: str, findings: list[StudyFindings]) -> str:
         numbers = " & ".join(str(tally[k]) for k in ("holds", PARTIAL, "reversed", "inconclusive", "not run"))
         rows.append(f"\\texttt{{{escape_latex(f.study)}}} & {setting} & {numbers} & {cells} \\\\")
     at = [f for f in mine if f.at_setting]
-    total = Counter()
+    total: Counter[str] = Counter()
     for f in at:
         total.update(f.counts())
     inside = sum(f.reproduced[INSIDE] for f in at)

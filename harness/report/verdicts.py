@@ -25,6 +25,7 @@ in the paper's whole grid."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict
 
 import pandas as pd
@@ -56,7 +57,7 @@ def judge_claims(
     frame: pd.DataFrame,
     evidence: Evidence,
     at_setting: bool,
-    tables: list[object] | None = None,
+    tables: Iterable[object] | None = None,
     configurations: list[dict] | None = None,
 ) -> list[Verdict]:
     """Every claim's verdict, Holm's correction over all their comparisons, and each one's size against

@@ -31,7 +31,10 @@ if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is bu
     from harness.model.encoder import Encoder
     from harness.train.loop import Stage
 
-GlueTaskName = Literal[tuple(GLUE_TASKS)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # mypy cannot read a Literal built at run time: a str to it (pydantic checks the names)
+    GlueTaskName = str
+else:
+    GlueTaskName = Literal[tuple(GLUE_TASKS)]
 
 
 def head_name(task: str) -> str:

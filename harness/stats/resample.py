@@ -34,6 +34,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -203,7 +204,8 @@ _META = "__bootstrap__"
 
 def write_resamples(scores: Scores, resampler: Resampler, path: Path) -> Path:
     """Write the resamples atomically (a temporary file in the same folder, then a rename)."""
-    arrays = {name: np.asarray(values, dtype=np.float32) for name, values in scores.items()}
+    # Any: mypy checks a **dict's values against savez's own `allow_pickle` too (the names are the scores')
+    arrays: dict[str, Any] = {name: np.asarray(values, dtype=np.float32) for name, values in scores.items()}
     arrays[_META] = np.array([FORMAT, resampler.resamples, resampler.seed], dtype=np.int64)
     with written_atomically(path) as scratch, open(scratch, "wb") as out:
         np.savez(out, **arrays)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import optuna
 from optuna.storages import BaseStorage, JournalStorage
@@ -293,7 +293,8 @@ def best_value(opt: optuna.Study) -> float:
     """The best objective so far (NaN before any trial completed, and for several objectives)."""
     if len(opt.directions) > 1:
         return math.nan
-    values = [t.value for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+    # a completed trial of one objective has its value
+    values = [cast(float, t.value) for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
     return max(values) if values else math.nan
 
 

@@ -100,10 +100,9 @@ def _supervise(study: ResolvedStudy, opt: optuna.Study, tracker: Tracker, settin
 
     def start(index: int) -> subprocess.Popen[bytes] | forked.ForkedCommand:
         env = settings.environment()
-        if placed[index] is not None:
-            env.update(
-                sharing.environment, CUDA_VISIBLE_DEVICES=placed[index], HARNESS_GPU_SHARING=sharing.mode
-            )
+        gpu = placed[index]
+        if gpu is not None:
+            env.update(sharing.environment, CUDA_VISIBLE_DEVICES=gpu, HARNESS_GPU_SHARING=sharing.mode)
         command = settings.command(study, index + 1)
         if forked.available():  # a fork of the preloaded server: no ~8 s of imports per worker
             return forked.start(command[3:], env)

@@ -6,6 +6,7 @@ runs)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -14,8 +15,11 @@ from harness.home import STUDIES_DIR
 from harness.tracking.metric_names import metrics_of
 from harness.tracking.tracker import PARENT_TAG, ROLE_TAG, Tracker
 
+if TYPE_CHECKING:
+    from mlflow.entities import Run
 
-def latest_parent(tracker: Tracker, study: str, profile: str | None = None):  # noqa: ANN201
+
+def latest_parent(tracker: Tracker, study: str, profile: str | None = None) -> Run:
     """The most recently started parent run of `study` (optionally of one profile)."""
     experiment = tracker.experiment(study)
     if experiment is None:
@@ -49,7 +53,7 @@ def _no_experiment_fix(tracker: Tracker, study: str) -> str:
     return did_you_mean(study, list(dict.fromkeys([*stored, *files])), otherwise, cutoff=0.6)
 
 
-def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tuple[pd.DataFrame, object]:
+def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tuple[pd.DataFrame, Run]:
     """FINISHED child runs of the latest parent: columns `run_id`, `trial`, every param, every metric.
 
     When a configuration ran more than once (a retried trial), the latest finished run is kept.

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 TASKS = ("sst", "quora", "sts")
 Schedule = list[dict[str, list[int]]]
@@ -55,7 +55,10 @@ COMBINERS: dict[str, CombinerRule] = {
     "pcgrad": CombinerRule(_aligned, "pcgrad"),
     "single": CombinerRule(_epoch_round_robin, "sum", single=True),
 }
-Combiner = Literal[tuple(COMBINERS)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # mypy cannot read a Literal built at run time: a str to it (pydantic checks the names)
+    Combiner = str
+else:
+    Combiner = Literal[tuple(COMBINERS)]
 
 
 def _chunks(size: int, batch_size: int, rng: random.Random) -> list[list[int]]:

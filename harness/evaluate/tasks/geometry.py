@@ -55,7 +55,7 @@ GEOMETRY = "AlignUniform"
 
 
 def _score(subsets: Sequence[STSPairs], embeddings: dict, options: ScoreOptions) -> dict[str, object]:
-    return geometry(subsets[0], embeddings)
+    return dict(geometry(subsets[0], embeddings))  # typed as every scorer's result (dict is invariant)
 
 
 @register_task(

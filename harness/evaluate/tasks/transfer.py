@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 
 import numpy as np
 
@@ -67,7 +68,7 @@ PRESETS = TRANSFER_FOLDS
 Embeddings = dict[str, np.ndarray]
 
 
-def percent(fraction: float) -> float:
+def percent(fraction: SupportsFloat) -> float:
     """SentEval's reported form: round(100 * x, 2)."""
     return round(100 * float(fraction), 2)
 
@@ -109,8 +110,9 @@ def _grid_then_refit(
         return lambda scores: ProbeFit(rows, _best_reg(scores, grid, k)[0])
 
     refits = [Refit(range(i * per_part, (i + 1) * per_part), refit(rows)) for i, rows in enumerate(parts)]
-    fitted = probe.fit_all(table, y, grid_fits + refits)
-    scores = fitted.score(range(len(grid_fits)), [f.validation for f in grid_fits], y)
+    fitted = probe.fit_all(table, y, [*grid_fits, *refits])
+    held = cast(list[np.ndarray], [f.validation for f in grid_fits])  # each grid fit's fold (`_grid_fits`)
+    scores = fitted.score(range(len(grid_fits)), held, y)
     chosen = [_best_reg(scores[i * per_part : (i + 1) * per_part], grid, k) for i in range(len(parts))]
     return chosen, fitted, list(range(len(grid_fits), len(grid_fits) + len(parts)))
 
@@ -194,7 +196,9 @@ def split(
 def senteval_order(data: Labelled) -> Labelled:
     """The split stably sorted by (tokens, label), or (tokens of A, tokens of B, label) for pairs."""
     if data.second is None:
-        keys = [(len(t.split()), int(y)) for t, y in zip(data.texts, data.labels, strict=True)]
+        keys: list[tuple[int, ...]] = [
+            (len(t.split()), int(y)) for t, y in zip(data.texts, data.labels, strict=True)
+        ]
     else:
         keys = [(len(a.split()), len(b.split()), int(y))
                 for a, b, y in zip(data.texts, data.second, data.labels, strict=True)]  # fmt: skip
@@ -256,6 +260,11 @@ def _read(data_dir: Path, task: str) -> dict[str, Labelled]:
     return read_transfer(data_dir, task)
 
 
+def _load(task: str, data_dir: Path, variant: str) -> dict[str, Labelled]:
+    """A task's loader: every text variant reads the same files."""
+    return _read(data_dir, task)
+
+
 def labelled_sentences(splits: dict[str, Labelled]) -> Iterable[str]:
     return {s for part in splits.values() for s in part.sentences()}
 
@@ -273,7 +282,7 @@ for _name in TRANSFER_TASKS:
         _name, kind="classification", sentences=labelled_sentences, scorer=_scorer(_name), main_score="acc",
         splits=SPLITS.get(_name, ("all",)), description=f"SentEval {_name}: logistic-regression accuracy",
         scores=("acc", "devacc", "f1") if _name == "MRPC" else ("acc", "devacc"),  # evaluate_transfer's
-    )(lambda data_dir, variant, task=_name: _read(data_dir, task))  # fmt: skip
+    )(partial(_load, _name))  # fmt: skip
 
 declare_aggregate("transfer.avg", TRANSFER_TASKS, "acc", "mean accuracy of the eight transfer tasks")
 declare_aggregate(

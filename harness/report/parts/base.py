@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from harness.report.setting import Setting
     from harness.tracking.tracker import Tracker
 
-PARTS: Registry[type] = Registry("report part kind", "harness.report.parts", "registered_kind",
-                                 "see the README's report section")  # fmt: skip
+PARTS: Registry[type[ReportPart]] = Registry("report part kind", "harness.report.parts", "registered_kind",
+                                             "see the README's report section")  # fmt: skip
 register_part = PARTS.register
 
 

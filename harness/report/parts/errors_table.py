@@ -65,7 +65,7 @@ class ErrorsTable(TablePart):
         )
 
 
-def run_predictions(tracker: Tracker, frame: pd.DataFrame, spec: ErrorsTable) -> dict[str, dict]:
+def run_predictions(tracker: Tracker, frame: pd.DataFrame, spec: ErrorsTable) -> dict[str, list]:
     """label -> the dev predictions saved by that run (`results.json`), for each label in `spec.runs`."""
     runs = labelled_runs(frame, spec.label, spec.runs, f"table {spec.name}")
     out = {}

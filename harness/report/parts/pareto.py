@@ -6,7 +6,7 @@ averaged first, so the front is one of configurations, as a study with seeds cho
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 from pydantic import Field
@@ -34,6 +34,8 @@ class ParetoSpec(Filtered):
     y_direction: Direction | None = Field(None, description="default: the study's, else maximize")
     x_label: str = Field("", description="the first objective in words (default: from its metric's name)")
     y_label: str = Field("", description="the second objective in words")
+    if TYPE_CHECKING:  # a mixin of report parts: the part's field (ReportPart), not one of its own
+        name: str
 
     def axes(self, ctx: PartContext) -> tuple[Axis, Axis]:
         """The horizontal and the vertical objective: metric, direction, words."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 from pydantic.fields import FieldInfo
@@ -90,7 +90,8 @@ class ContrastiveStage(StageSpec, TemperatureField):
     @classmethod
     def variety_field(cls) -> FieldInfo:
         names = tuple(CONTRASTIVE.entries())
-        info = FieldInfo.from_annotation(Literal[names])  # type: ignore[valid-type]
+        # pydantic annotates `annotation: type[Any]`, though it takes any annotation (this Literal)
+        info = FieldInfo.from_annotation(Literal[names])  # type: ignore[arg-type]
         info.description = f"the variety: {', '.join(names)}"
         return info
 
@@ -180,7 +181,7 @@ class ContrastiveStage(StageSpec, TemperatureField):
             total = sum(parts.values()) / len(parts)  # combined as the concurrent fine-tuning's mean
             # named by the variety too: a later fine-tuning stage logs its own loss_sst, loss_sts
             return {
-                "loss": total,
+                "loss": cast("torch.Tensor", total),  # a sum of tensors (never empty) is a tensor
                 **{f"loss_{self.contrastive}_{name}": v.detach() for name, v in parts.items()},
             }
 

@@ -4,6 +4,7 @@ batch as negatives"): Quora paraphrases and STS pairs with gold >= `min_similari
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BeforeValidator, Field
@@ -17,10 +18,17 @@ if TYPE_CHECKING:
 
     from harness.stages.registry import StageContext, StageSources
 
-PairSources = Annotated[list[Literal["quora", "sts"]], BeforeValidator(split_commas)]
+PairSource = Literal["quora", "sts"]
+PairSources = Annotated[list[PairSource], BeforeValidator(split_commas)]
 
 
-def labelled_pairs(sources: list[str], tasks: MultitaskData, min_similarity: float) -> list[tuple[str, str]]:
+def both_sources() -> list[PairSource]:
+    return ["quora", "sts"]
+
+
+def labelled_pairs(
+    sources: Sequence[str], tasks: MultitaskData, min_similarity: float
+) -> list[tuple[str, str]]:
     """Quora paraphrase pairs and STS pairs with gold >= `min_similarity`, as (s1, s2) positives."""
     pairs = []
     if "quora" in sources:
@@ -35,9 +43,7 @@ def labelled_pairs(sources: list[str], tasks: MultitaskData, min_similarity: flo
 @register_contrastive("sup_pairs")
 class SupPairsStage(ContrastiveStage):
     contrastive: Literal["sup_pairs"] = "sup_pairs"
-    data: PairSources = Field(
-        default_factory=lambda: ["quora", "sts"], description="where the positive pairs come from"
-    )
+    data: PairSources = Field(default_factory=both_sources, description="where the positive pairs come from")
     min_similarity: float = Field(4.0, description="STS pairs with gold >= this are positives")
 
     def reads_quora(self) -> bool:

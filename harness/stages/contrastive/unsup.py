@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
     from harness.stages.registry import StageContext, StageSources
 
-GlueSource = Literal[tuple(f"glue:{task}" for task in GLUE_TASKS)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # mypy cannot read a Literal built at run time: a str to it (pydantic checks the names)
+    GlueSource = str
+else:
+    GlueSource = Literal[tuple(f"glue:{task}" for task in GLUE_TASKS)]
 Sources = Annotated[list[Source | GlueSource], BeforeValidator(split_commas)]
 
 
