@@ -134,7 +134,8 @@ def test_liao_main_rows_are_the_papers_models_at_tau_1() -> None:
     scl = [
         r for name, r in runs.items() if name.endswith(("lambda0.1", "lambda0.3", "lambda0.5", "lambda1.0"))
     ]
-    assert len(scl) == 8 and all(r.params.temperature == 1.0 and r.params.classifier == "two_linear" for r in scl)
+    assert len(scl) == 8
+    assert all(r.params.temperature == 1.0 and r.params.classifier == "two_linear" for r in scl)
     assert runs["avg_glove"].method.name == "glove"
 
 

@@ -48,6 +48,7 @@ class MultitaskObjective(Objective):
             return {}
         data = train_as_dev(self.model.task_data(self.data), size)
         tasks = self.model.tasks
+        assert self.encode is not None  # a model with CS224N heads has an encoder
         return score_predictions(predict_multitask(self.model, data, self.encode, tasks), data)
 
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:

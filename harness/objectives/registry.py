@@ -48,7 +48,9 @@ class Scoring:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Scoring:
-        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
+        return cls(str(data["objective"]), str(data["target"]), tuple(data["dev_scores"]),
+                   tuple(data["final_metrics"]), tuple(data.get("final_tasks", ())),
+                   tuple(data.get("transfer_tasks", ())))  # fmt: skip
 
 
 class Objective:

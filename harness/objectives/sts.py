@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.errors import HarnessError
 from harness.evaluate.registry import collected, get_task, suites
@@ -27,8 +27,9 @@ class STSObjective(Objective):
         return ("STSBenchmark.spearman", "STSBenchmark.pearson")
 
     def dev_scores(self) -> dict[str, float]:
+        assert self.encode is not None  # every method scored on STS has an encoder (or GloVe's)
         dev = evaluate_tasks(self.encode, self.data_dir, [DEV_TASK], self.run.settings.text_variant)
-        return {f"STSBenchmark.{k}": float(dev[DEV_TASK][k]) for k in ("spearman", "pearson")}
+        return {f"STSBenchmark.{k}": float(cast(float, dev[DEV_TASK][k])) for k in ("spearman", "pearson")}
 
     @classmethod
     def scoring_of(cls, run: Any) -> Scoring:
@@ -53,6 +54,7 @@ class STSObjective(Objective):
     def final(self) -> tuple[dict[str, float], dict[str, Any]]:
         """The STS test sets, plus the `eval_suite`'s tasks (SentEval transfer: Liao Tables 3-5)."""
         s = self.run.settings
+        assert self.final_encode is not None  # as for dev_scores
         records: list = []
         tasks = list(self.scoring.final_tasks)
         results = evaluate_tasks(self.final_encode, self.data_dir, tasks, s.text_variant, s.transfer_preset,

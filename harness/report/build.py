@@ -93,8 +93,8 @@ def write_study(
         except MissingColumns as exc:
             if profile_run != PAPER_PROFILE and plans and set(exc.missing) <= plans.final_metrics():
                 unevaluated.append(part.name)  # a smoke profile that does not evaluate what it shows
-                missing = ", ".join(exc.missing)
-                notes.append(f"{part.name}: profile {profile_run} does not evaluate {missing}; the paper "
+                absent = ", ".join(exc.missing)
+                notes.append(f"{part.name}: profile {profile_run} does not evaluate {absent}; the paper "
                              "profile does.")  # fmt: skip
                 continue
             click.echo(f"notice: {study}: {part.name} not built: {exc}", err=True)
@@ -113,7 +113,7 @@ def write_study(
         click.echo(f"{study}: {', '.join(unevaluated)} left out: profile {profile_run} does not run or "
                    "evaluate what they show (--profile paper does)")  # fmt: skip
     findings = (
-        StudyFindings.of(study, spec, frame, evidence, setting, plans and plans.configurations())
+        StudyFindings.of(study, spec, frame, evidence, setting, plans.configurations() if plans else None)
         if evidence
         else StudyFindings(study, spec.paper)
     )

@@ -142,7 +142,10 @@ def identify(study: ResolvedStudy, storage: BaseStorage | None, fresh: bool = Fa
     if stored is not None and stored.fingerprint == study.fingerprint():
         return Identity(study)
     if stored is None:  # the name has not run here: the study itself, unless overrides change it
-        changes = changes_between(study.written_config, study.config()) if study.override_argv else []
+        written = study.written_config  # set with the overrides (harness.spec.study_spec.load_study)
+        changes = (
+            changes_between(written, study.config()) if study.override_argv and written is not None else []
+        )
         if not changes:
             return Identity(study)
         return _derive(study, changes, f"{study.override_text()} changes the study", storage)

@@ -247,7 +247,7 @@ class ResolvedStudy(BaseModel):
             payload["objectives"] = [o.model_dump() for o in self.objectives]
         return json.loads(json.dumps(payload, default=str))
 
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Literal["maximize", "minimize"]]:
         """Optuna's direction of each objective (one study objective: the method's, maximized)."""
         return [o.direction for o in self.objectives] or ["maximize"]
 
@@ -453,6 +453,7 @@ def _resolve(study: StudyConfig, chosen: str, prof: Profile, path: Path) -> Reso
     if sampler == "grid":
         n_trials = 1
         for values in search.values():
+            assert not isinstance(values, Range)  # refused just above
             n_trials *= len(values)
     elif n_trials is None:
         raise HarnessError(f"{path}: sampler {sampler} needs n_trials (top level or in the profile)")

@@ -380,7 +380,8 @@ def among_best(opt: optuna.Study, value: float, k: int) -> bool:
     study's final k best were each among the best when they ended, and saved)."""
     if k <= 0:
         return False
-    better = sum(t.value > value for t in opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    done = opt.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    better = sum(t.value is not None and t.value > value for t in done)
     return better < k
 
 
