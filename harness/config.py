@@ -67,7 +67,7 @@ class RunConfig(BaseModel):
     )
     keep_best: bool = Field(True, description="evaluate the checkpoint with the best dev score")
     objective_metric: str | None = Field(
-        None, description="the dev score that ranks trials and checkpoints; unset: the objective's default"
+        None, description="the dev score that ranks trials and checkpoints; unset: the scorer's default"
     )
     eval_suite: str = Field(
         "sts",
@@ -96,7 +96,7 @@ class RunConfig(BaseModel):
         None,
         gt=0,
         description="at each evaluation also score this many training examples per task (a fixed random "
-        "draw), logged as train_set.* (CS224N objective; David et al. Figs. 2-3)",
+        "draw), logged as train_set.* (the CS224N scorer; David et al. Figs. 2-3)",
     )
     save_model: bool = Field(
         False,

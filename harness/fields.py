@@ -52,5 +52,5 @@ def refuse_set(params: BaseModel, fields: set[str], why: str) -> None:
         for name in fields & params.model_fields_set
         if getattr(params, name) != declared[name].get_default(call_default_factory=True)
     )
-    if unused:
-        raise ValueError(f"'{unused[0]}' is not read {why}; remove it")
+    if unused:  # named as the YAML names it (an alias: `tau`, `lambda`)
+        raise ValueError(f"'{declared[unused[0]].alias or unused[0]}' is not read {why}; remove it")

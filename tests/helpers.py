@@ -55,7 +55,7 @@ def _scored_on_embeddings(base: dict) -> bool:
     from harness.spec.run_spec import resolve_run
 
     try:
-        return resolve_run(dict(base)).objective.reads_final_tasks
+        return resolve_run(dict(base)).scorer.reads_final_tasks
     except HarnessError:  # an invalid base: the test's own load_study reports it
         return False
 

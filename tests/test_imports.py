@@ -125,7 +125,7 @@ LAYERS = [
     {"train", "evaluate", "stats"},  # stats: the per-item record evaluate writes, scored by its registry
     {"tracking"},  # a run logs evaluation's records; an ensemble (methods) reads another study's runs
     {"stages"},
-    {"objectives"},
+    {"scoring"},
     {"methods"},
     {"method_models"},
     {"fleet"},

@@ -192,7 +192,7 @@ def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
 
 
 def test_final_tasks_resolve_suites_and_refuse_unknown_tasks_and_task_objectives(tmp_path: Path) -> None:
-    from harness.objectives.sts import final_tasks
+    from harness.scoring.sts import final_tasks
     from harness.spec.run_spec import resolve_run
 
     assert final_tasks("sts", ["quick", "SICKRelatedness", "STSBenchmark"]) == [

@@ -116,10 +116,10 @@ def _field_lines(model: type, indent: str) -> Iterator[str]:
 
 
 def method_lines(only: str | None = None) -> Iterator[str]:
-    """Every registered method (or `only`): its summary, objective, paper defaults and fields one a line;
+    """Every registered method (or `only`): its summary, scorer, paper defaults and fields one a line;
     then the stage kinds and objectives (all methods only)."""
-    from harness.objectives.registry import OBJECTIVES
     from harness.registry import METHODS
+    from harness.scoring.registry import SCORERS
     from harness.stages.registry import STAGES
 
     methods = METHODS.entries()
@@ -132,7 +132,7 @@ def method_lines(only: str | None = None) -> Iterator[str]:
             continue
         yield f"{name}"
         yield textwrap.fill(_summary(cls), wrap, initial_indent="  ", subsequent_indent="  ")
-        yield f"  objective: {cls.objective}"
+        yield f"  scored by: {cls.scorer}"
         if cls.run_defaults:
             defaults = ", ".join(f"{k}={v}" for k, v in cls.run_defaults.items())
             source = f" ({cls.run_defaults_source})" if cls.run_defaults_source else ""
@@ -150,9 +150,9 @@ def method_lines(only: str | None = None) -> Iterator[str]:
         yield textwrap.fill(_summary(stage), wrap, initial_indent="  ", subsequent_indent="  ")
         yield from _field_lines(stage, "    ")
     yield ""
-    yield "objectives (a method names one; objective_metric picks its dev score):"
-    for name, objective in OBJECTIVES.entries().items():
-        yield textwrap.fill(f"{name}: {_summary(objective)}", wrap, subsequent_indent="  ")
+    yield "scorers (a method names one; objective_metric picks its target dev score):"
+    for name, scorer in SCORERS.entries().items():
+        yield textwrap.fill(f"{name}: {_summary(scorer)}", wrap, subsequent_indent="  ")
 
 
 def run_field_lines() -> Iterator[str]:

@@ -69,7 +69,7 @@ def study_yaml(name: str, method: str, target: str) -> str:
     base: dict[str, Any] = {"method": method, **(QUICK if cls.needs_encoder else {}), **fields}
     if not cls.needs_encoder:
         base.pop("model", None)
-    if resolve_run(base).objective.reads_final_tasks:
+    if resolve_run(base).scorer.reads_final_tasks:
         base["final_tasks"] = ["quick"]
     body = _Block(
         name=name, description=f"{method}: what does this study test? (say it here)", base=_Block(base)

@@ -141,5 +141,5 @@ def read_multitask(root: Path, quora_train: Path | None = None) -> MultitaskData
 
 @cached_reader(maxsize=2)
 def multitask_data(root: Path, quora_train: str | None = None) -> MultitaskData:
-    """`read_multitask`, cached per process (every stage and objective of a trial reads the same sets)."""
+    """`read_multitask`, cached per process (every stage and scorer of a trial reads the same sets)."""
     return read_multitask(root, Path(quora_train) if quora_train else None)

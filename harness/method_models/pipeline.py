@@ -92,11 +92,11 @@ class PipelineModel(TaskModel):
 
     def stages_scored(self) -> list[bool]:
         """Which stages are dev-scored: all when every stage is contrastive, else those from the first
-        stage that trains for the objective on (before it the task heads are still random)."""
-        trained = not any(spec.objective for spec in self.specs)
+        stage that trains for the scorer on (before it the task heads are still random)."""
+        trained = not any(spec.scorer for spec in self.specs)
         scored = []
         for spec in self.specs:
-            trained = trained or spec.objective is not None
+            trained = trained or spec.scorer is not None
             scored.append(trained)
         return scored
 
@@ -117,7 +117,7 @@ class PipelineModel(TaskModel):
         return StageContext(self.encoder, self.projection, heads, modules)
 
     def stages(self, config: RunConfig, data: PipelineData) -> list[Stage]:
-        """The loop's stages; with a task objective, the stages before the first one that trains for it
+        """The loop's stages; with a task scorer, the stages before the first one that trains for it
         (pre-training, the task heads still random) are not dev-scored."""
         ctx = self.context()
         stages = [spec.build(ctx, config, d) for spec, d in zip(self.specs, data.stages, strict=True)]

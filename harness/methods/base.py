@@ -1,4 +1,4 @@
-"""What every method is: a declaration, read without torch (its fields, paper defaults, objective, training
+"""What every method is: a declaration, read without torch (its fields, paper defaults, scorer, training
 data and stages), and the nn.Module it builds for a trial (harness/method_models/, imported only then),
 so `harness methods`, `run-study --dry-run` and every validation answer without loading torch."""
 
@@ -38,11 +38,11 @@ class Method:
     """Base class of a method's declaration. Subclasses set `Params` (a pydantic model of their own config
     fields, validated with extra fields forbidden), `load_train_data`, and `model`: the nn.Module class it
     trains (a name registered in harness.registry.MODELS by a file under harness/method_models/), built by
-    `build`; `objective` names how trials score it (harness/objectives/)."""
+    `build`; `scorer` names how trials score it (harness/scoring/)."""
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
-    objective: ClassVar[str] = "sts"
+    scorer: ClassVar[str] = "sts"
     needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
     reads_nli: ClassVar[bool] = False  # trains on SNLI itself (a pipeline's stages say it for themselves)
     trains: ClassVar[bool] = True  # False: nothing to train (an ensemble, GloVe); `needs` says what it reads
@@ -59,9 +59,9 @@ class Method:
         return params, (), params
 
     @classmethod
-    def objective_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
-        """The objective that scores this configuration (a registered name)."""
-        return cls.objective
+    def scorer_name(cls, params: Any, stages: tuple[StageSpec, ...]) -> str:
+        """The scorer that scores this configuration (a registered name)."""
+        return cls.scorer
 
     @classmethod
     def trained_tasks(cls, params: Any, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:

@@ -15,8 +15,8 @@ from harness.data.cs224n import MultitaskData
 from harness.errors import HarnessError
 from harness.fields import Strict
 from harness.methods.base import DataSources, Method
-from harness.objectives.multitask import SINGLE_TASK_SCORE
 from harness.registry import register_method
+from harness.scoring.multitask import SINGLE_TASK_SCORE
 from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def _predictions(tracker: Tracker, run_id: str) -> dict:
 @register_method("ensemble")
 class Ensemble(Method):
     Params = EnsembleParams
-    objective = "ensemble"
+    scorer = "ensemble"
     needs_encoder = False
     trains = False
     model = "ensemble"

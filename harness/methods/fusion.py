@@ -1,4 +1,4 @@
-"""`fusion`: each batch is trained first on the task objective, then on unsupervised SimCSE over the same
+"""`fusion`: each batch is trained first on the task loss, then on unsupervised SimCSE over the same
 batch's sentences: one `fusion` stage (Chen 4.2 setting 3, the best unsupervised method). The SimCSE
 step uses the batch's own sentences, so fusion has no contrastive data or schedule of its own, and the
 two steps are separate updates, never projected (PCGrad is refused)."""

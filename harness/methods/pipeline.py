@@ -15,7 +15,7 @@ presets: data-level macros whose flat fields are written into such a list at res
 
 The model (harness.method_models.pipeline) builds the CS224N heads when a stage trains them, the
 projection (harness.model.projection_head; training only unless `mlp_at_test`) when a stage is contrastive,
-and the modules a stage brings (a GLUE task's head). It is scored by its stages' objective: the CS224N
+and the modules a stage brings (a GLUE task's head). It is scored by its stages' scorer: the CS224N
 dev sets after `finetune` / `fusion`, the GLUE task's dev split after `glue`, STS when every stage is
 contrastive. Stages that read GLUE read it from `glue_source` / `glue_dir` (harness.data.glue_source).
 """
@@ -104,16 +104,16 @@ class PipelineMethod(Method):
             problem = untrained_heads_problem(params, cls.trained_tasks(params, stages))
             if problem:
                 raise HarnessError(f"{where}: 'score_tasks: all' {problem}")
-        if params.mlp_at_test and cls.objective_name(params, stages) != "sts":
+        if params.mlp_at_test and cls.scorer_name(params, stages) != "sts":
             raise HarnessError(
                 f"{where}: 'mlp_at_test' applies to runs scored on their embeddings (STS), and this one is "
-                f"scored by its '{cls.objective_name(params, stages)}' heads; remove it"
+                f"scored by its '{cls.scorer_name(params, stages)}' heads; remove it"
             )
 
     @classmethod
-    def objective_name(cls, params: PipelineParams, stages: tuple[StageSpec, ...]) -> str:
-        """The objective of its scored stages (CS224N fine-tuning, GLUE), or STS for contrastive ones."""
-        return next((s.objective for s in stages if s.objective), "sts")
+    def scorer_name(cls, params: PipelineParams, stages: tuple[StageSpec, ...]) -> str:
+        """The scorer of its scored stages (CS224N fine-tuning, GLUE), or STS for contrastive ones."""
+        return next((s.scorer for s in stages if s.scorer), "sts")
 
     @classmethod
     def trained_tasks(cls, params: PipelineParams, stages: tuple[StageSpec, ...]) -> tuple[str, ...]:
@@ -142,10 +142,10 @@ class PipelineParams(HeadParams, ProjectionParams):
     @model_validator(mode="after")
     def _fields_the_stages_read(self) -> PipelineParams:
         stages = expand(self.stages)
-        objectives = sorted({s.objective for s in stages if s.objective})
-        if len(objectives) > 1:
+        scorers = sorted({s.scorer for s in stages if s.scorer})
+        if len(scorers) > 1:
             raise ValueError(
-                f"stages scored by different objectives ({', '.join(objectives)}) cannot share a pipeline; "
+                f"stages scored by different scorers ({', '.join(scorers)}) cannot share a pipeline; "
                 "split them into variants"
             )
         if len({cast("GlueStage", s).glue for s in stages if s.kind == "glue"}) > 1:

@@ -16,7 +16,7 @@ class TaskMethod(Method):
     """Encoder + sentiment head + paraphrase / similarity heads, trained on the CS224N tasks."""
 
     Params: ClassVar[type[SentimentHeadParams]] = HeadParams
-    objective = "multitask"
+    scorer = "multitask"
     model = "tasks"
 
     @classmethod

@@ -12,7 +12,7 @@ simcse/trainers.py:473-488).
 Checkpoint rule: the paper, appendix A: "evaluate the model every 250 training steps on
 the development set of STS-B and keep the best checkpoint for the final evaluation on test sets. We do the
 same for the unsupervised SimCSE": `eval_every: 250`, `keep_best: true`, scored by STS-B dev Spearman (the
-`sts` objective's default dev score, SimCSE's `stsb_spearman`, simcse/trainers.py:131, :157-174, :532).
+`sts` scorer's default dev score, SimCSE's `stsb_spearman`, simcse/trainers.py:131, :157-174, :532).
 The authors' scripts evaluate every 125 steps instead (run_unsup_example.sh:15-18, run_sup_example.sh:26-29:
 `--evaluation_strategy steps --metric_for_best_model stsb_spearman --load_best_model_at_end --eval_steps
 125`); the text decides, `eval_every: 125` runs the scripts'. The harness also scores the last step (the

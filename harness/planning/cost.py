@@ -3,7 +3,7 @@
 Per trial, from the trial's own stages built over its own data (the loop's `Stage`s, so the counts are the
 loop's): each stage's steps, min(epochs x batches per epoch, max_steps); its dev evaluations (a scored stage
 every `eval_every` steps or epoch and at its end; the last stage always at its end), each encoding the
-objective's dev texts; the final evaluation's texts (STS12-16, STS-B, SICK-R and any transfer tasks; none
+scorer's dev texts; the final evaluation's texts (STS12-16, STS-B, SICK-R and any transfer tasks; none
 where the final evaluation is a dev pass: the kept checkpoint was dev-evaluated and the trial's embedding
 cache holds its embeddings). Then
 
@@ -298,8 +298,8 @@ def evaluation_costs(cost: TrialCost, built: Built, data_dir: Path, calibrator: 
     dev-evaluated: the best, or the last stage's end): nothing is encoded again."""
     from harness.evaluate.suite import SentenceEncoder
 
-    run, objective = built.run, built.run.objective
-    dev, final = objective.dev_texts(run, data_dir), objective.final_texts(run, data_dir)
+    run, scorer = built.run, built.run.scorer
+    dev, final = scorer.dev_texts(run, data_dir), scorer.final_texts(run, data_dir)
     cost.dev_texts, cost.final_texts = len(dev), len(final or [])
     embedder = built.model.eval_encoder()
     if embedder is None or built.encoder is None:

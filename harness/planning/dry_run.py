@@ -104,7 +104,7 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
             if tasks
             else ""
         )
-        lines.append(f"scored by {scoring.objective}: selects on dev.{scoring.target}; logs "
+        lines.append(f"scored by {scoring.scorer}: selects on dev.{scoring.target}; logs "
                      f"{len(scoring.final_metrics)} final metric(s){shown}")  # fmt: skip
     order = list(range(len(runs)))
     if study.sampler == "grid" and grid:

@@ -1,13 +1,13 @@
 """One plan per run: what a resolved run will train, score and log, worked out once from its
 `ResolvedRun` (`run.plan`) and read by everyone after: the preflight, `--dry-run`, `harness plan`, the
-trial, its objective, and the report, which reads it back from MLflow (every trial logs its plan as the
+trial, its scorer, and the report, which reads it back from MLflow (every trial logs its plan as the
 artifact `plan.json`; a study's parent run logs its paper profile's plans as `paper_plans.json`).
 
 Its parts:
 - `stages`: the pipeline's training stages as their YAML fields (`kind` first); empty for a method that
   trains in one loop of its own (its `method` says which);
-- `scoring`: the objective's part (harness.objectives.registry.Scoring): the target metric, the dev scores,
-  the final tasks and the final metrics; each objective supplies it, so a new objective needs nothing here;
+- `scoring`: the scorer's part (harness.scoring.registry.Scoring): the target metric, the dev scores,
+  the final tasks and the final metrics; each scorer supplies it, so a new scorer needs nothing here;
 - `metrics`: every metric name the run logs beyond its training curves, with its MLflow section
   (harness.tracking.metric_names; None: the UI's "Model metrics");
 - `data`: the data it reads: the training sources (the SNLI setting, the Quora file, the GLUE source) and
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.objectives.registry import DEV, Scoring
+from harness.scoring.registry import DEV, Scoring
 from harness.tracking.metric_names import OBJECTIVE, logged
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def section_of(name: str) -> str | None:
 
 def plan_run(run: ResolvedRun) -> RunPlan:
     """The plan of a resolved run (call `run.plan`, which keeps it)."""
-    scoring = run.objective.scoring_of(run)
+    scoring = run.scorer.scoring_of(run)
     settings = run.settings.model_dump(mode="json")
     sources = run.sources(Path("."))  # its data fields; no file is read
     training = {"nli": run.nli.model_dump(mode="json"), "quora_train": sources.quora_train,

@@ -13,14 +13,14 @@ from pydantic import BaseModel, ValidationError
 from harness.config import RunConfig, field_names, one_line_error
 from harness.data.train_sets import NLISource
 from harness.errors import HarnessError, did_you_mean
-from harness.objectives.registry import OBJECTIVES
 from harness.registry import get_method
+from harness.scoring.registry import SCORERS
 
 if TYPE_CHECKING:
     from harness.method_models.base import MethodModel
     from harness.methods.base import Method
     from harness.model.encoder import Encoder
-    from harness.objectives.registry import Objective
+    from harness.scoring.registry import Scorer
     from harness.spec.run_plan import RunPlan
     from harness.stages.registry import StageSources, StageSpec
 
@@ -59,9 +59,9 @@ class ResolvedRun:
         return self.method.sources(self, data_dir)
 
     @property
-    def objective(self) -> type[Objective]:
-        """The objective class that scores this run (named by the method)."""
-        return OBJECTIVES.get(self.method.objective_name(self.params, self.stages))
+    def scorer(self) -> type[Scorer]:
+        """The scorer class that scores this run (named by the method)."""
+        return SCORERS.get(self.method.scorer_name(self.params, self.stages))
 
     @functools.cached_property
     def plan(self) -> RunPlan:
@@ -136,5 +136,5 @@ def resolve_run(flat: dict[str, Any], where: str = "config", variant: str | None
     params, stages, fields = method.resolve(params, where)
     method.check(params, stages, where)
     run = ResolvedRun(settings, method, params, variant, tuple(applied), stages, fields, source)
-    run.objective.check_metric(run, where)
+    run.scorer.check_metric(run, where)
     return run

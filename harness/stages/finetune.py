@@ -25,7 +25,7 @@ class TaskStage(StageSpec):
     """Fields of a stage that trains the task heads; the kind's own key names the tasks."""
 
     needs_heads = True
-    objective = "multitask"
+    scorer = "multitask"
 
     combiner: Combiner = Field(
         "average",

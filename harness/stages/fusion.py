@@ -1,5 +1,5 @@
 """`fusion` stages (Chen 4.2 setting 3, the best unsupervised method): each batch is trained first on the
-task objective, then on unsupervised SimCSE over the same batch's sentences: two optimizer steps per
+task loss, then on unsupervised SimCSE over the same batch's sentences: two optimizer steps per
 batch. The two steps are separate updates, so a combiner that projects gradients (PCGrad) is refused."""
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def glue_loss(outputs: torch.Tensor, targets: torch.Tensor, regression: bool) ->
 
 @register_stage("glue")
 class GlueStage(StageSpec):
-    objective = "glue"
+    scorer = "glue"
 
     glue: GlueTaskName
     head_dropout: float = Field(0.1, ge=0, lt=1, description="before the linear head (BERT's 0.1)")

@@ -153,7 +153,7 @@ class StageSpec(BaseModel):
     kind: ClassVar[str] = ""
     needs_heads: ClassVar[bool] = False  # the method must build the CS224N task heads
     needs_projection: ClassVar[bool] = False  # the method must build the contrastive projection
-    objective: ClassVar[str | None] = None  # how a pipeline ending in such stages is scored (None: STS)
+    scorer: ClassVar[str | None] = None  # how a pipeline ending in such stages is scored (None: STS)
 
     _repetition: int = PrivateAttr(0)  # which pass of a `repeat` group this copy is
 

@@ -9,7 +9,7 @@ score is defined where it is first computed:
   round(100 * fold accuracy, 2), 2), each item scored out of fold;
 - `senteval_test`, `senteval_test_f1` (kfold_then_test, split): round(100 * accuracy, 2), and for MRPC
   round(100 * F1 of class 1, 2);
-- `glue` (harness.objectives.glue): the task's GLUE metrics x 100, as `dev.<task>.<metric>`;
+- `glue` (harness.scoring.glue): the task's GLUE metrics x 100, as `dev.<task>.<metric>`;
 - `cs224n` (harness.evaluate.cs224n_scores): SST-5 and Quora accuracy, STS Pearson r as fractions, and with
   all three Chen's `overall` and David et al.'s `overall_r01`;
 - the task registry's aggregates (`STS.avg`, `STS12-16.wmean`, `transfer.avg`): the mean of their

@@ -73,7 +73,7 @@ def check_inputs(study: ResolvedStudy, data_dir: Path, tracking_uri: str) -> Non
     for model in sorted({run.settings.model for run in runs if run.method.needs_encoder}):
         check_model(model)
     for run in {json.dumps(run.flat(), sort_keys=True, default=str): run for run in runs}.values():
-        run.objective.preflight(run, data_dir)  # evaluation data (loaders cache what they read)
+        run.scorer.preflight(run, data_dir)  # evaluation data (loaders cache what they read)
         run.method.load_train_data(run, DataSources(data_dir, tracking_uri))
 
 

@@ -30,7 +30,7 @@ from harness.tracking.tracker import LoggedRun
 from harness.train.loop import TrainOutcome, reseed, train
 
 if TYPE_CHECKING:
-    from harness.objectives.registry import Objective
+    from harness.scoring.registry import Scorer
     from harness.study.trial import TrialContext
 
 
@@ -46,9 +46,9 @@ class Built:
     encoder: Encoder | None
     model: Any
     data: Any
-    embedder: Any  # what the objective encodes with (the encoder, or a projection on it); None: no encoder
+    embedder: Any  # what the scorer encodes with (the encoder, or a projection on it); None: no encoder
     final_encode: SentenceEncoder | None
-    objective: Objective
+    scorer: Scorer
     trained_on: set[Path] = field(default_factory=set)
     evaluated_on: set[Path] = field(default_factory=set)
 
@@ -68,7 +68,7 @@ def train_evaluate_log(
 
 
 def build(run_spec: ResolvedRun, ctx: TrialContext, run: LoggedRun) -> Built:
-    """The seeded model around its encoder, its training data and the objective that scores it."""
+    """The seeded model around its encoder, its training data and the scorer that scores it."""
     config = run_spec.settings
     reseed(config.seed)
     device = pick_device(config.device)
@@ -88,24 +88,24 @@ def build(run_spec: ResolvedRun, ctx: TrialContext, run: LoggedRun) -> Built:
         # one cache for both: unchanged weights (frozen encoders, repeated evaluations) are encoded once
         embeddings = dev_encode.cache = TrialCache(EmbeddingCache(), shareable_key=dev_encode.key())
         final_encode = SentenceEncoder(embedder, config.eval_batch_size, amp_dtype, embeddings, ctx.progress)
-    objective = run_spec.objective(model, run_spec, data, ctx.data_dir, dev_encode, final_encode)
-    return Built(run_spec, run, device, amp_dtype, encoder, model, data, embedder, final_encode, objective,
+    scorer = run_spec.scorer(model, run_spec, data, ctx.data_dir, dev_encode, final_encode)
+    return Built(run_spec, run, device, amp_dtype, encoder, model, data, embedder, final_encode, scorer,
                  trained_on=set(files))  # fmt: skip
 
 
 def train_logged(built: Built, ctx: TrialContext, report: Callable[[int, float], None]) -> TrainOutcome:
     """Train the model, logging its curves, its dev scores and the objective (the best dev score so far:
     its curve in the UI) at each evaluation, and reporting each dev score to the study (its pruner)."""
-    config, run, objective = built.run_spec.settings, built.run, built.objective
+    config, run, scorer = built.run_spec.settings, built.run, built.scorer
     latest: dict[str, float] = {}
 
     def dev_score() -> float:
         latest.clear()
         with reading() as files:
-            latest.update({f"dev.{name}": value for name, value in objective.dev_scores().items()})
+            latest.update({f"dev.{name}": value for name, value in scorer.dev_scores().items()})
         built.evaluated_on.update(files)
-        latest.update({f"train_set.{name}": value for name, value in objective.train_scores().items()})
-        return latest[objective.dev_metric]
+        latest.update({f"train_set.{name}": value for name, value in scorer.train_scores().items()})
+        return latest[scorer.target_metric]
 
     stages_cache = (
         cached_stages(
@@ -139,15 +139,15 @@ def train_logged(built: Built, ctx: TrialContext, report: Callable[[int, float],
 
 
 def evaluate(built: Built, ctx: TrialContext, number: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """The objective's final evaluation of the kept weights (MLflow metrics, JSON-able results), with the
+    """The scorer's final evaluation of the kept weights (MLflow metrics, JSON-able results), with the
     MTEB results where the run asks for them."""
-    config, objective = built.run_spec.settings, built.objective
+    config, scorer = built.run_spec.settings, built.scorer
     if ctx.announce:
-        ctx.announce(f"trial {number}: {objective.final_note()}")
+        ctx.announce(f"trial {number}: {scorer.final_note()}")
     with reading() as files:
-        metrics, results = objective.final()
-        if config.mteb_results and built.final_encode is not None:  # an `sts` objective's (its check_metric)
-            _log_mteb_results(built.run, built.final_encode, objective.scoring.final_tasks, ctx.data_dir,
+        metrics, results = scorer.final()
+        if config.mteb_results and built.final_encode is not None:  # an `sts` scorer's (its check_metric)
+            _log_mteb_results(built.run, built.final_encode, scorer.scoring.final_tasks, ctx.data_dir,
                               f"harness/{ctx.study}-trial{number}")  # fmt: skip
     built.evaluated_on |= files
     return metrics, results
@@ -157,13 +157,13 @@ def log_results(
     built: Built, ctx: TrialContext, outcome: TrainOutcome, metrics: dict[str, float], results: dict[str, Any]
 ) -> dict[str, float]:
     """The final metrics, results.json, the data's lineage, the per-item record with its resamples, the
-    objective's arrays and (when asked or among the study's best) the weights; the final metrics."""
-    run, objective = built.run, built.objective
+    scorer's arrays and (when asked or among the study's best) the weights; the final metrics."""
+    run, scorer = built.run, built.scorer
     run.log_lineage({"training": lineage(built.trained_on, ctx.data_dir),
                      "evaluation": lineage(built.evaluated_on, ctx.data_dir)})  # fmt: skip
     final = {
         **metrics,
-        f"{objective.dev_metric}.best": outcome.best_dev,
+        f"{scorer.target_metric}.best": outcome.best_dev,
         OBJECTIVE: outcome.best_dev,  # the trial's Optuna value: the last point of its curve
         "train.best_step": outcome.best_step,
         "train.steps": outcome.steps,
@@ -171,11 +171,11 @@ def log_results(
     }
     run.log_metrics(final, step=outcome.steps)
     run.log_text(json.dumps(results, indent=2), "results.json")
-    record = objective.items()
+    record = scorer.items()
     if record is not None:  # every final score recomputable from its items (report intervals)
         run.log_items(record)
         _log_resamples(run, record)
-    for name, array in objective.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
+    for name, array in scorer.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
         run.log_array(array, name)
     if built.run_spec.settings.save_model or ctx.keep_model(outcome.best_dev):
         _save_model(run, built.encoder, built.embedder)

@@ -44,7 +44,7 @@ class TrainingDiverged(HarnessError):
 class Stage:
     """One phase of a method. `updates` are loss functions (one optimizer step each per batch); a loss
     dict holds the total under "loss", parts to log, and for `combine: pcgrad` the per-task losses under
-    "task_losses" (a stacked tensor). A stage that does not train what the objective scores (contrastive
+    "task_losses" (a stacked tensor). A stage that does not train what the scorer scores (contrastive
     pre-training before task fine-tuning: the task heads are still random) is not `scored`, so its
     weights can never be kept as the best checkpoint."""
 

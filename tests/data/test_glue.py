@@ -107,7 +107,7 @@ def test_the_hub_source_asks_nyu_mll_glue_for_the_tasks_config(monkeypatch: pyte
 def test_qqp_and_mnli_are_scored_as_glue_reports_them() -> None:
     from sklearn.metrics import accuracy_score, f1_score
 
-    from harness.objectives.glue import glue_scores
+    from harness.scoring.glue import glue_scores
 
     gold, pred = np.array([1, 0, 1, 1, 0, 0]), np.array([1, 1, 1, 0, 0, 0])
     assert glue_scores("QQP", pred, gold) == pytest.approx(

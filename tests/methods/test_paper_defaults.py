@@ -154,7 +154,7 @@ def test_simcse_keeps_the_best_sts_b_dev_checkpoint_of_one_every_250_steps(metho
     run = resolve_run({"method": method})
     assert (run.settings.eval_every, run.settings.keep_best) == (250, True)
     assert ("eval_every", 250, RunConfig().eval_every) in run.paper_defaults  # printed and tagged
-    assert run.objective.metric_choices(run)[0] == "STSBenchmark.spearman"  # SimCSE's stsb_spearman
+    assert run.scorer.metric_choices(run)[0] == "STSBenchmark.spearman"  # SimCSE's stsb_spearman
     assert "appendix A" in run.method.run_defaults_source and script in run.method.run_defaults_source
     assert resolve_run({"method": method, "eval_every": 125}).settings.eval_every == 125  # the scripts'
 

@@ -38,7 +38,7 @@ def test_a_preset_expands_to_the_stages_a_pipeline_writes_out(flat: dict, stages
     preset = resolve_run(flat)
     pipeline = resolve_run({"method": "pipeline", "stages": stages})
     assert preset.stages == pipeline.stages
-    assert preset.objective is pipeline.objective
+    assert preset.scorer is pipeline.scorer
     logged = preset.flat()
     assert "stages" not in logged and all(logged[k] == v or k == "sup_data" for k, v in flat.items())
     again = resolve_run(logged)  # the logged config (every flat field) reads back to the same stages

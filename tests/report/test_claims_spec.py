@@ -249,7 +249,7 @@ def test_the_planned_final_metrics_of_an_sts_run_are_flat_metrics_of_its_evaluat
 def test_the_planned_final_metrics_of_multitask_and_glue_runs(data_dir: Path) -> None:
     from harness.data.cs224n import read_multitask
     from harness.evaluate.cs224n_scores import score_predictions
-    from harness.objectives.glue import glue_scores
+    from harness.scoring.glue import glue_scores
 
     data = read_multitask(data_dir)
     right = {"sst": np.eye(5)[data.sst_dev.labels], "quora": data.quora_dev.targets.astype(float)}

@@ -38,7 +38,7 @@ def test_a_new_variety_is_one_class(lowercase_variety: type, tiny_bert: Path, da
     stages = [{"contrastive": "test_lowercase", "max_sentences": 16, "temperature": 0.1, "batch_size": 8}]
     run = resolve_run({"method": "pipeline", "model": str(tiny_bert), "stages": stages})
     (spec,) = run.stages
-    assert type(spec) is lowercase_variety and run.objective.name == "sts"
+    assert type(spec) is lowercase_variety and run.scorer.name == "sts"
     assert run.flat()["stages"] == [{"contrastive": "test_lowercase", "batch_size": 8, "temperature": 0.1,
                                      "epoch_size": "all", "mixing": "pooled", "length_grouping": False,
                                      "max_sentences": 16}]  # fmt: skip

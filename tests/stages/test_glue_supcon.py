@@ -195,7 +195,7 @@ def test_table_4s_stage_reads_back_from_its_logged_form_and_glue_fields_need_a_g
     stages = [{"glue_supcon": "MRPC", "views": [0.0, 0.05, 0.1, 0.2], "lr": 1e-4, "batch_size": 128,
                "epochs": 5}, {"glue": "MRPC", "heads_only": True}]  # fmt: skip
     run = resolve_run({"method": "pipeline", "pooling": "cls", "stages": stages})
-    assert run.objective.name == "glue" and run.flat()["stages"][0] == {
+    assert run.scorer.name == "glue" and run.flat()["stages"][0] == {
         "glue_supcon": "MRPC", "views": [0.0, 0.05, 0.1, 0.2], "temperature": 0.05, "normalize": True,
         "view_passes": "listed", "epochs": 5, "lr": 1e-4, "batch_size": 128,
     }  # fmt: skip

@@ -58,7 +58,7 @@ def test_three_stages_from_yaml_train_in_order_with_their_own_settings(
 
 def test_a_contrastive_only_pipeline_is_scored_on_sts() -> None:
     run = resolve_run({"method": "pipeline", "stages": [{"contrastive": "unsup"}]})
-    assert run.objective.name == "sts" and run.method.trained_tasks(run.params, run.stages) == ()
+    assert run.scorer.name == "sts" and run.method.trained_tasks(run.params, run.stages) == ()
 
 
 def test_repeat_groups_expand_and_the_logged_form_reads_back() -> None:
@@ -95,7 +95,7 @@ REFUSED = [
     ([{"repeat": 2, "epochs": 2, "stages": [{"finetune": "sst"}]}], "'epochs' is not read by a repeat group"),
     ([{"fusion": "multitask", "heads_only": True}], "heads_only cannot be used with fusion"),
     ([{"glue": "RTE"}, {"glue": "MRPC"}], "glue stages on different tasks cannot share a pipeline"),
-    ([{"glue": "RTE"}, {"finetune": "sst"}], "stages scored by different objectives (glue, multitask)"),
+    ([{"glue": "RTE"}, {"finetune": "sst"}], "stages scored by different scorers (glue, multitask)"),
     ([{"contrastive": "unsup", "epoch": 3}], "unknown field 'stages[0].epoch'; did you mean epochs?"),
     ([], "stages"),
 ]

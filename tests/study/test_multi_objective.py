@@ -17,7 +17,7 @@ from harness.tracking.metric_names import metrics_of
 from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, harness_here, tiny_study
 
-OBJECTIVES = [
+SCORERS = [
     {"metric": "objective", "direction": "maximize"},
     {"metric": "train.seconds", "direction": "minimize"},
 ]
@@ -38,7 +38,7 @@ def _dominated(mine: tuple[float, float], other: tuple[float, float]) -> bool:
 @pytest.mark.slow
 def test_a_study_with_two_objectives_ends_on_its_pareto_front(tmp_path: Path, tiny_bert: Path) -> None:
     path = _with(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="front", max_steps=2),
-                 objectives=OBJECTIVES)  # fmt: skip
+                 objectives=SCORERS)  # fmt: skip
     result = harness_here("run-study", path, "--no-progress")
     assert result.returncode == 0, result.stderr
     study = load_study(path)
@@ -77,7 +77,7 @@ def test_what_cannot_work_is_refused_at_load(
 ) -> None:
     path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="refused")
     with pytest.raises(HarnessError, match=message):
-        load_study(_with(path, **{"objectives": OBJECTIVES, **top}))
+        load_study(_with(path, **{"objectives": SCORERS, **top}))
 
 
 @pytest.mark.slow
@@ -98,7 +98,7 @@ def test_the_samplers_open_a_study_with_each_objectives_direction(
     tmp_path: Path, tiny_bert: Path, sampler: str, kind: str
 ) -> None:
     path = _with(tiny_study(tmp_path, tiny_bert, {"lambda": {"low": 0.1, "high": 0.9}}, name=sampler),
-                 objectives=OBJECTIVES, sampler=sampler, n_trials=3)  # fmt: skip
+                 objectives=SCORERS, sampler=sampler, n_trials=3)  # fmt: skip
     study = load_study(path)
     opt = open_study(study, open_storage(str(tmp_path / "optuna.journal")), create=True)
     assert type(opt.sampler).__name__ == kind and [d.name for d in opt.directions] == ["MAXIMIZE", "MINIMIZE"]

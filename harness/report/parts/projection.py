@@ -12,9 +12,9 @@ import numpy as np
 from pydantic import Field
 
 from harness.errors import HarnessError
-from harness.objectives.multitask import SST_EMBEDDINGS
 from harness.report.collect import labelled_runs
 from harness.report.parts.base import FigurePart, PartContext, register_part
+from harness.scoring.multitask import SST_EMBEDDINGS
 
 if TYPE_CHECKING:
     import pandas as pd

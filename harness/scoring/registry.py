@@ -1,12 +1,17 @@
-"""Objectives: how a trial is scored. A method names its objective (`Method.objective`); the objective
-gives the dev score that Optuna optimises and that picks the best checkpoint (`dev()`, logged as
-`dev_metric`, among all its dev scores, `dev_scores()`), the final metrics (`final()`) and their per-item
-record (`items()`), and checks its evaluation data before a study starts (`preflight()`). A study may
-choose the dev score among the objective's `metric_choices` with the run field `objective_metric` (David
-et al. select on their own "overall", `overall_r01`).
+"""Scorers: how a trial is scored. A method names its scorer (`Method.scorer`). The scorer gives the
+dev scores of each evaluation (`dev_scores()`), among them the target metric (`target_metric`,
+`dev.<target>`): the dev score whose best so far is the trial's objective, the value Optuna optimises,
+and that picks the best checkpoint; the final metrics (`final()`) and their per-item record (`items()`);
+what it will score, worked out once per run (`scoring_of`: the run plan's `scoring`); and it checks its
+evaluation data before a study starts (`preflight()`). A study may choose the target among the scorer's
+`metric_choices` with the run field `objective_metric` (David et al. select on their own "overall",
+`overall_r01`).
 
-A new objective is one file in harness/objectives/ with an `Objective` subclass decorated
-`@register_objective("name")`, and one import line in harness/objectives/__init__.py.
+Words: a scorer scores; the objective is Optuna's value (the MLflow metric `objective`: the best target
+metric so far); a study's `objectives` are the metrics of a multi-objective study.
+
+A new scorer is one file in harness/scoring/ with a `Scorer` subclass decorated
+`@register_scorer("name")`, and one import line in harness/scoring/__init__.py.
 """
 
 from __future__ import annotations
@@ -26,15 +31,15 @@ if TYPE_CHECKING:
     from harness.spec.run_spec import ResolvedRun
 
 
-DEV = "dev."  # the final metrics of an objective scored on dev sets carry it (`dev.sst.acc`)
+DEV = "dev."  # the final metrics of a scorer scored on dev sets carry it (`dev.sst.acc`)
 
 
 @dataclass(frozen=True)
 class Scoring:
-    """An objective's part of a run's plan (harness.spec.run_plan): what the run will score and log,
+    """A scorer's part of a run's plan (harness.spec.run_plan): what the run will score and log,
     worked out once from its settings. Names are the harness's (harness.tracking.metric_names)."""
 
-    objective: str  # the registered objective that scores the run
+    scorer: str  # the registered scorer that scores the run
     target: str  # the dev score Optuna optimises and the best checkpoint is chosen on (no `dev.`)
     dev_scores: tuple[str, ...]  # every dev score an evaluation logs under `dev.`, the target among them
     final_metrics: tuple[str, ...]  # what the final evaluation logs, sorted
@@ -48,12 +53,12 @@ class Scoring:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Scoring:
-        return cls(str(data["objective"]), str(data["target"]), tuple(data["dev_scores"]),
+        return cls(str(data["scorer"]), str(data["target"]), tuple(data["dev_scores"]),
                    tuple(data["final_metrics"]), tuple(data.get("final_tasks", ())),
                    tuple(data.get("transfer_tasks", ())))  # fmt: skip
 
 
-class Objective:
+class Scorer:
     """One trial's scoring of `model` (what the method built: harness/method_models/). `encode` /
     `final_encode` are None where the method has no encoder. Declared torch-free: the scoring imports
     what it needs when it runs."""
@@ -61,7 +66,7 @@ class Objective:
     name: ClassVar[str] = ""
     reads_final_tasks: ClassVar[bool] = False  # scores embeddings at the end: `final_tasks` picks the tasks
     saves_embeddings: ClassVar[bool] = False  # `arrays` gives embeddings with `save_embeddings: true`
-    final_items: pd.DataFrame | None = None  # set by `final()` where the objective keeps a record
+    final_items: pd.DataFrame | None = None  # set by `final()` where the scorer keeps a record
 
     def __init__(
         self,
@@ -79,7 +84,7 @@ class Objective:
 
     @classmethod
     def scoring_of(cls, run: ResolvedRun) -> Scoring:
-        """What this objective scores for `run` (read it from `run.plan.scoring`, which calls this once).
+        """What this scorer scores for `run` (read it from `run.plan.scoring`, which calls this once).
         By default: the dev scores it can select on, each logged finally under `dev.`."""
         choices = cls.metric_choices(run)
         target = run.settings.objective_metric or choices[0]
@@ -87,7 +92,7 @@ class Objective:
 
     @classmethod
     def metric_choices(cls, run: ResolvedRun) -> tuple[str, ...]:
-        """The dev scores this objective can select on, the default first (names without `dev.`)."""
+        """The dev scores this scorer can select on, the default first (names without `dev.`)."""
         raise NotImplementedError
 
     @classmethod
@@ -96,27 +101,27 @@ class Objective:
         if chosen is not None and chosen not in choices:
             raise HarnessError(
                 f"{where}: field 'objective_metric': {chosen!r} is not a dev score of the {cls.name!r} "
-                f"objective of method {run.settings.method!r}; choose one of {', '.join(choices)}"
+                f"scorer of method {run.settings.method!r}; choose one of {', '.join(choices)}"
             )
         if run.settings.final_tasks is not None and not cls.reads_final_tasks:
             raise HarnessError(
                 f"{where}: field 'final_tasks' applies to runs scored on embeddings (STS), and method "
-                f"{run.settings.method!r} is scored by the {cls.name!r} objective; remove it"
+                f"{run.settings.method!r} is scored by the {cls.name!r} scorer; remove it"
             )
         if run.settings.mteb_results and not cls.reads_final_tasks:
             raise HarnessError(
                 f"{where}: field 'mteb_results' writes the STS scores of runs scored on embeddings; method "
-                f"{run.settings.method!r} is scored by the {cls.name!r} objective; remove it"
+                f"{run.settings.method!r} is scored by the {cls.name!r} scorer; remove it"
             )
         if run.settings.save_embeddings and not cls.saves_embeddings:
             raise HarnessError(
                 f"{where}: field 'save_embeddings' saves the SST dev embeddings of runs scored on the CS224N "
-                f"dev sets, and method {run.settings.method!r} is scored by the {cls.name!r} objective; "
+                f"dev sets, and method {run.settings.method!r} is scored by the {cls.name!r} scorer; "
                 "remove it"
             )
 
     @property
-    def dev_metric(self) -> str:
+    def target_metric(self) -> str:
         return f"dev.{self.metric}"
 
     def dev_scores(self) -> dict[str, float]:
@@ -125,7 +130,7 @@ class Objective:
         raise NotImplementedError
 
     def train_scores(self) -> dict[str, float]:
-        """Scores of the current weights on (part of) the training data, where the objective has them and
+        """Scores of the current weights on (part of) the training data, where the scorer has them and
         the run asks (`train_eval_size`; David et al. Figs. 2-3 plot train accuracy): logged as
         `train_set.<name>` at each evaluation. None by default."""
         return {}
@@ -137,7 +142,7 @@ class Objective:
     def items(self) -> pd.DataFrame | None:
         """The per-item record of the last `final()` (harness.stats.items: each scored item's prediction
         beside its gold value, from which its final scores are recomputed), which the trial logs as the
-        artifact `items.parquet`; None before `final()` and where the objective keeps none."""
+        artifact `items.parquet`; None before `final()` and where the scorer keeps none."""
         return self.final_items
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -163,7 +168,5 @@ class Objective:
         """Load what scoring `run` needs, so a missing file fails before any trial."""
 
 
-OBJECTIVES: Registry[type[Objective]] = Registry(
-    "objective", "harness.objectives", "name", "see `harness methods`"
-)
-register_objective = OBJECTIVES.register
+SCORERS: Registry[type[Scorer]] = Registry("scorer", "harness.scoring", "name", "see `harness methods`")
+register_scorer = SCORERS.register

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.objectives.registry import OBJECTIVES
+from harness.scoring.registry import SCORERS
 from harness.spec.run_spec import resolve_run
 from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
@@ -34,8 +34,8 @@ from tests.helpers import child_runs, tiny_study
 )
 def test_each_method_names_its_objective(fields: dict, objective: str, default: str) -> None:
     run = resolve_run(fields)
-    assert run.objective is OBJECTIVES.get(objective)
-    assert run.objective.metric_choices(run)[0] == default
+    assert run.scorer is SCORERS.get(objective)
+    assert run.scorer.metric_choices(run)[0] == default
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_each_method_names_its_objective(fields: dict, objective: str, default: 
             {"method": "multitask", "combiner": "single", "objective_metric": "overall"},
             "choose one of sst.acc",
         ),
-        ({"method": "scl", "objective_metric": "overall"}, "of the 'sts' objective of method 'scl'"),
+        ({"method": "scl", "objective_metric": "overall"}, "of the 'sts' scorer of method 'scl'"),
     ],
 )
 def test_a_dev_score_the_objective_lacks_is_refused(fields: dict, message: str) -> None:
@@ -83,7 +83,7 @@ def test_the_sts_dev_score_is_spearman_of_cosines_on_the_stsb_dev_split(data_dir
     import numpy as np
     from scipy.stats import pearsonr, spearmanr
 
-    from harness.objectives.sts import STSObjective
+    from harness.scoring.sts import STSScorer
 
     rows = [line.split("\t") for line in (data_dir / "senteval/STS/STSBenchmark/sts-dev.csv").read_text(
         encoding="utf-8").splitlines() if line.strip()]  # fmt: skip
@@ -95,18 +95,18 @@ def test_the_sts_dev_score_is_spearman_of_cosines_on_the_stsb_dev_split(data_dir
                 "STSBenchmark.pearson": 100 * pearsonr(cosines, gold).statistic}  # fmt: skip
     assert len(gold) == 1500 and 10 < expected["STSBenchmark.spearman"] < 90  # word overlap correlates
     run = resolve_run({"method": "scl"})
-    objective = STSObjective(None, run, None, data_dir, encode, None)
+    objective = STSScorer(None, run, None, data_dir, encode, None)
     assert objective.dev_scores() == pytest.approx(expected, abs=1e-4)  # float32 vectors
-    assert objective.metric == "STSBenchmark.spearman"  # the objective: this dev score, as dev_metric
-    assert objective.dev_metric == "dev.STSBenchmark.spearman"
+    assert objective.metric == "STSBenchmark.spearman"  # the objective: this dev score, as target_metric
+    assert objective.target_metric == "dev.STSBenchmark.spearman"
     chosen = resolve_run({"method": "scl", "objective_metric": "STSBenchmark.pearson"})
-    pearson = STSObjective(None, chosen, None, data_dir, encode, None)
+    pearson = STSScorer(None, chosen, None, data_dir, encode, None)
     assert pearson.metric == "STSBenchmark.pearson" and pearson.dev_scores() == objective.dev_scores()
 
 
 def test_an_unknown_objective_suggests_the_closest() -> None:
-    with pytest.raises(HarnessError, match="unknown objective 'multitsk'; did you mean multitask"):
-        OBJECTIVES.get("multitsk")
+    with pytest.raises(HarnessError, match="unknown scorer 'multitsk'; did you mean multitask"):
+        SCORERS.get("multitsk")
 
 
 @pytest.mark.slow

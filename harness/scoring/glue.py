@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.data.glue import GlueSplit, glue_task
-from harness.objectives.registry import Objective, register_objective
+from harness.scoring.registry import Scorer, register_scorer
 from harness.stages.glue import glue_outputs
 
 if TYPE_CHECKING:  # torch, scipy and scikit-learn are imported where a trial is scored
@@ -65,8 +65,8 @@ def glue_predictions(
     return stacked[:, 0].numpy() if glue_task(task).labels is None else stacked.argmax(-1).numpy()
 
 
-@register_objective("glue")
-class GlueObjective(Objective):
+@register_scorer("glue")
+class GlueScorer(Scorer):
     @classmethod
     def metric_choices(cls, run: Any) -> tuple[str, ...]:
         task = glue_stage_task(run)

@@ -13,13 +13,13 @@ from harness.errors import HarnessError
 from harness.evaluate.registry import collected, get_task, suites
 from harness.evaluate.suite import evaluate_tasks, flat_metric_names, flat_metrics, resolve_tasks
 from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
-from harness.objectives.registry import Objective, Scoring, register_objective
+from harness.scoring.registry import Scorer, Scoring, register_scorer
 
 DEV_TASK = "STSBenchmark-dev"
 
 
-@register_objective("sts")
-class STSObjective(Objective):
+@register_scorer("sts")
+class STSScorer(Scorer):
     reads_final_tasks = True
 
     @classmethod

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from harness.objectives.glue import glue_scores
+from harness.scoring.glue import glue_scores
 from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, item_rows, read_items

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 
 from harness.data.cs224n import train_as_dev
-from harness.objectives.registry import Objective, register_objective
+from harness.scoring.registry import Scorer, register_scorer
 
 SST_EMBEDDINGS = "sst_dev_embeddings.npy"  # the artifact harness.report.parts.projection reads
 SINGLE_TASK_SCORE = {"sst": "sst.acc", "quora": "quora.acc", "sts": "sts.pearson"}
 
 
-@register_objective("multitask")
-class MultitaskObjective(Objective):
+@register_scorer("multitask")
+class MultitaskScorer(Scorer):
     saves_embeddings = True
 
     @classmethod
