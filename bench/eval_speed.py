@@ -20,9 +20,9 @@ from steps import machine_header, precision_label
 
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
+from harness.encoders.encoder import Encoder, resolve_model_name
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
 from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
-from harness.model.encoder import Encoder, resolve_model_name
 
 
 def reference(model_name: str, text: str) -> tuple[float, dict[str, float]]:

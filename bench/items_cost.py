@@ -29,10 +29,10 @@ import numpy as np
 
 from harness.data.paths import resolve_data_dir
 from harness.device import DTYPES, hardware_tags, pick_device
+from harness.encoders.encoder import Encoder
 from harness.evaluate.registry import collected, get_task
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
 from harness.evaluate.tasks.sts import STS_TASKS, score_task
-from harness.model.encoder import Encoder
 from harness.stats.items import ARTIFACT, item_rows, write_items
 
 

@@ -11,7 +11,7 @@ start-up and the coordinator's own work are counted, as a user would see them. P
 time, trials per hour and per GPU-hour (the GPUs the command could see) and the speed-up over the first K.
 Every trial's score is printed too: packing must not change them beyond the last digits (the study runs
 at `precision: auto`, bf16 on a GPU, and the workers' thread counts and kernels' reduction order differ).
-Where the weights are not here (bert-base-uncased), a random model of the config (harness.model.standin).
+Where the weights are not here (bert-base-uncased), a random model of the config (harness.encoders.standin).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import yaml
 from steps import machine_header, write_figures
 
 from harness.data.paths import resolve_data_dir
-from harness.model.standin import local_model
+from harness.encoders.standin import local_model
 
 
 def study_file(folder: Path, model: str, trials: int, steps: int, batch_size: int, length: int) -> Path:

@@ -20,7 +20,7 @@ import torch
 from harness.data.paths import resolve_data_dir
 from harness.device import pick_device
 from harness.planning.cost import Calibrator, trial_cost
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.tracking.tracker import Tracker
 
 

@@ -30,10 +30,10 @@ from steps import machine_header
 
 from harness.data.paths import resolve_data_dir
 from harness.data.transfer import TRANSFER_TASKS, read_transfer
+from harness.encoders.encoder import Encoder, resolve_model_name
 from harness.evaluate.encode import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.evaluate.tasks.transfer import evaluate_transfer, probe_for
-from harness.model.encoder import Encoder, resolve_model_name
 
 
 def senteval_on_cpu() -> None:

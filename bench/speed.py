@@ -17,10 +17,10 @@ from steps import loop_step_seconds, machine_header, precision_label
 
 from harness.data.paths import resolve_data_dir
 from harness.device import autocast_dtype, pick_device
+from harness.encoders.encoder import Encoder
 from harness.evaluate.encode import encode
 from harness.evaluate.suite import evaluate_tasks, flat_metrics
 from harness.evaluate.tasks.sts import STS_TASKS
-from harness.model.encoder import Encoder
 
 PRECISIONS = ("fp32", "auto")
 

@@ -63,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         os.environ["HARNESS_HOME"] = str(folder / ".harness")
-        from harness.spec.study_spec import load_study
+        from harness.resolve.study_spec import load_study
         from harness.study.runner import run_study
         from harness.tracking.tracker import Tracker
 

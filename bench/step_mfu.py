@@ -16,10 +16,10 @@ loaders and callbacks are in the time; the harness's loop per synchronised `trai
 batches of texts; each after its first step, and on a GPU after a few seconds of matrix products (clocks
 up). The harness trains no projection head here (`mlp_projection: false`), as the others have none. Where
 the weights are not here, every side loads the same random model of the known config
-(harness.model.standin: bert-base-uncased, google/bert_uncased_L-8_H-512_A-8, all-MiniLM-L6-v2).
+(harness.encoders.standin: bert-base-uncased, google/bert_uncased_L-8_H-512_A-8, all-MiniLM-L6-v2).
 
 `--compile CHOICES` (default `auto,false`): a harness row per value of the run field `compile`
-(harness.model.compiled: `auto` compiles the training forward on a GPU, with CUDA graphs, batches padded to
+(harness.encoders.compiled: `auto` compiles the training forward on a GPU, with CUDA graphs, batches padded to
 length buckets; `false` is the eager, padding-free step). A compiled row is timed after its graphs are
 compiled, and its compile time per batch shape is printed beside it (a trial compiles one per length
 bucket it meets, at most 4 per batch size): at the trial's steps, amortised per step = that x 4 / steps.
@@ -41,8 +41,8 @@ from steps import loop_step_seconds, machine_header, precision_label, write_figu
 
 from harness.data.paths import resolve_data_dir
 from harness.device import pick_device, resolve_precision
+from harness.encoders.standin import local_model
 from harness.flops import bf16_peak_tflops, train_step_flops
-from harness.model.standin import local_model
 from harness.stages.contrastive.unsup import wiki_sentences
 
 TEMPERATURE = 0.05

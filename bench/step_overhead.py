@@ -10,7 +10,7 @@ sentences, each twice (two dropout views), mean pooling, InfoNCE at temperature 
 1.0, fused AdamW.
 - harness: `train_step` of the `unsup_simcse` method's first stage (no projection head, as the bare step
   has none), on the stage's own batches of sentences, tokenized ahead as the loop does
-  (harness.model.token_store); forward padding-free (harness.model.packed).
+  (harness.encoders.token_store); forward padding-free (harness.encoders.packed).
 - bare: the same weights as a `transformers.BertModel`, each batch tokenized beforehand into padded
   tensors, then `model(ids, mask)`, pooling, loss, `backward`, `clip_grad_norm_`, `AdamW(fused=True).step`,
   `zero_grad`: nothing else.
@@ -51,7 +51,7 @@ def harness_side(path: str, texts: list[str], batch_size: int, length: int):  # 
     from harness.data.paths import resolve_data_dir
     from harness.methods.pipeline import PipelineData
     from harness.planning.cost import build
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
     from harness.train.loop import adamw, train_step
 
     config = {"method": "unsup_simcse", "model": path, "pooling": "mean", "max_seq_length": length,

@@ -13,14 +13,14 @@ from harness.device import describe, hardware_tags, pick_device, resolve_precisi
 def loop_step_seconds(config: dict[str, Any], steps: int, data: Any = None) -> tuple[float, Any]:
     """Seconds per step of the run's first loop stage through the loop's own `train_step` (forward under
     the run's autocast, backward, clipping, fused AdamW), whole batches, after one warm-up step (every
-    timed batch once, when the run's `compile` compiles the forward: harness.model.compiled); the model
+    timed batch once, when the run's `compile` compiles the forward: harness.encoders.compiled); the model
     and stages built as `harness plan` builds a trial's (harness.planning.cost.build: a random model of a
     known config where the weights are not here). `data`: that stage's training data instead of the run's
     (e.g. `PipelineData(None, [texts])` for a contrastive stage). Returns (seconds, the built trial); the
     built trial's `compile_seconds` is what compiling one batch shape cost (0 when not compiled)."""
     from harness.data.paths import resolve_data_dir
     from harness.planning.cost import build, time_stage
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
 
     device = pick_device()
     built, _ = build(resolve_run(config), resolve_data_dir(), device)

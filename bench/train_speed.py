@@ -20,7 +20,7 @@ from steps import loop_step_seconds, machine_header, precision_label
 
 from harness.data.paths import resolve_data_dir
 from harness.device import pick_device
-from harness.model.encoder import resolve_model_name
+from harness.encoders.encoder import resolve_model_name
 from harness.stages.contrastive.unsup import wiki_sentences
 
 

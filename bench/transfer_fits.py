@@ -17,7 +17,7 @@ checked against the sentence list's digest, so a second run skips the encoding (
 `--device` (default: the GPU where there is one, as a trial fits them where its encoder runs) is where both
 ways fit; `--one-by-one TASKS` fits only those tasks one by one too (on a GPU SentEval's one-by-one fits
 of MR alone take minutes), the others only together. A model whose weights are not here is a random model
-of its config (harness.model.standin: bert-base-uncased gives a 768-d embedding set).
+of its config (harness.encoders.standin: bert-base-uncased gives a 768-d embedding set).
 """
 
 from __future__ import annotations
@@ -107,10 +107,10 @@ def embeddings(model: str, sentences: list[str], path: Path, data_dir: Path) -> 
     if path.is_file() and stamp.is_file() and stamp.read_text() == digest:
         return dict(zip(sentences, np.load(path), strict=True))
     from harness.device import DTYPES, pick_device, resolve_precision
+    from harness.encoders.encoder import Encoder
+    from harness.encoders.standin import local_model
     from harness.evaluate.encode import EmbeddingCache
     from harness.evaluate.suite import SentenceEncoder
-    from harness.model.encoder import Encoder
-    from harness.model.standin import local_model
 
     folder = tiny_model(data_dir) if model == "tiny" else local_model(model, data_dir)[0]
     device = pick_device()

@@ -8,7 +8,8 @@ from typing import Literal, get_args
 Pooling = Literal["model", "cls", "cls_before_pooler", "mean", "mean_no_cls", "first_last_avg"]
 Precision = Literal["auto", "fp32", "bf16", "fp16"]
 TextVariant = Literal["senteval", "raw"]
-# heads (harness.model.heads), projections (harness.model.projection_head), Liao's L_SCL (losses.nli_supcon)
+# heads (harness.encoders.heads), projections (harness.encoders.projection_head), Liao's L_SCL
+# (losses.nli_supcon)
 NLIHead = Literal["two_linear", "linear", "mlp"]
 ParaphraseHead = Literal["linear", "bilinear", "cosine", "plain_cosine"]
 SimilarityHead = Literal["cosine", "relu_cosine", "linear"]

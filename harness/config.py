@@ -1,7 +1,8 @@
 """The settings every run shares (`RunConfig`), and how a validation error becomes one line.
 
 A method's own fields live in its `Params` (harness/methods/), the SNLI source in
-`harness.data.train_sets.NLISource`; `harness.spec.run_spec.resolve_run` splits a flat dict between the three.
+`harness.data.train_sets.NLISource`; `harness.resolve.run_spec.resolve_run` splits a flat dict between the
+three.
 This module imports no method, so anything may import it.
 """
 
@@ -133,7 +134,7 @@ class RunConfig(BaseModel):
     compile: Literal["auto"] | bool = Field(
         "auto",
         description="torch.compile the training forward, batches padded to 4 length buckets (CUDA graphs "
-        "on a GPU; harness.model.compiled): auto = on for CUDA, off on a CPU (compiling cost more than it "
+        "on a GPU; harness.encoders.compiled): auto = on for CUDA, off on a CPU (compiling cost more than it "
         "gained there); numbers differ from the eager step's in float rounding only",
     )
     device: str = "auto"

@@ -37,7 +37,7 @@ class Strict(BaseModel):
 class TemperatureField(BaseModel):
     """The softmax temperature tau of a contrastive loss over cosine similarities, declared once for every
     stage and method that has one: SimCSE's (Gao et al. 2021, 0.05: `contrastive` and `fusion` stages)
-    and SupCL-Seq's (Sedghamiz et al. 2021, 0.05: harness.model.dropout_views)."""
+    and SupCL-Seq's (Sedghamiz et al. 2021, 0.05: harness.encoders.dropout_views)."""
 
     temperature: float = Field(0.05, gt=0, description="the contrastive loss's softmax temperature tau")
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from harness.errors import HarnessError, did_you_mean
 
 if TYPE_CHECKING:
-    from harness.method_models.base import MethodModel
     from harness.methods.base import Method
+    from harness.networks.base import MethodModel
 
 T = TypeVar("T", bound=type)
 
@@ -62,7 +62,7 @@ method_names = METHODS.names
 # A method's declaration names its nn.Module here (`model = "pipeline"`); the models, and torch with them,
 # are imported on the first lookup, when a trial builds one, so declarations stay free of torch.
 MODELS: Registry[type[MethodModel]] = Registry(
-    "method model", "harness.method_models", "model_name", "harness/method_models/"
+    "method model", "harness.networks", "model_name", "harness/networks/"
 )
 register_model = MODELS.register
 get_model = MODELS.get

@@ -52,7 +52,7 @@ def tiny_study(
 def _scored_on_embeddings(base: dict) -> bool:
     """Whether the base's method reads `final_tasks` (its objective scores embeddings on STS)."""
     from harness.errors import HarnessError
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
 
     try:
         return resolve_run(dict(base)).scorer.reads_final_tasks

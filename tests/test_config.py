@@ -5,8 +5,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.registry import get_method
-from harness.spec.run_spec import resolve_run
-from harness.spec.study_spec import STUDIES_DIR, load_study
+from harness.resolve.run_spec import resolve_run
+from harness.resolve.study_spec import STUDIES_DIR, load_study
 
 
 def test_lambda_tau_sweep_profiles() -> None:
@@ -103,7 +103,7 @@ def test_a_bad_search_space_is_one_line(tmp_path: Path, search: dict, sampler: s
     """Issue 11: a TPE range with low > high, or an empty grid list, is refused before anything runs."""
     import yaml
 
-    from harness.spec.study_spec import load_study
+    from harness.resolve.study_spec import load_study
 
     config = {"name": "bad", "default_profile": "p", "sampler": sampler, "n_trials": 2, "search": search,
               "base": {"method": "scl", "model": "all-MiniLM-L6-v2"}, "profiles": {"p": {}}}  # fmt: skip
@@ -114,7 +114,7 @@ def test_a_bad_search_space_is_one_line(tmp_path: Path, search: dict, sampler: s
 
 
 def test_a_max_length_beyond_the_models_positions_is_refused(tiny_bert: Path) -> None:
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
 
     with pytest.raises(
         HarnessError, match="max sequence length 4096 is beyond .* 128 positions; give 128 or less"

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from harness.device import DTYPES, autocast, hardware_tags, resolve_precision
+from harness.encoders.encoder import Encoder
 from harness.evaluate.encode import encode
 from harness.methods.pipeline import PipelineData
-from harness.model.encoder import Encoder
-from harness.spec.run_spec import resolve_run
+from harness.resolve.run_spec import resolve_run
 from harness.stages.contrastive.unsup import wiki_sentences
 from harness.train.loop import train
 
@@ -65,7 +65,7 @@ def train_simcse_on_cuda(
     """An unsupervised SimCSE stage of `steps` steps on 256 wiki sentences on the GPU (the encoder's
     training forward compiled by `compile: auto` when `compiled`): (encoder, method, its state before,
     the logged metrics, the loop's outcome)."""
-    from harness.model.compiled import compile_choice
+    from harness.encoders.compiled import compile_choice
 
     run = resolve_run(
         {"method": "unsup_simcse", "model": str(tiny_bert), "batch_size": 16, "max_seq_length": 32,
@@ -152,7 +152,7 @@ def test_the_packed_forward_of_a_token_batch_does_not_sync_with_the_gpu(
 def test_a_compiled_contrastive_stage_trains_on_cuda_with_cuda_graphs(
     tiny_bert: Path, data_dir: Path, precision: str
 ) -> None:
-    """`compile: auto` on a GPU (harness.model.compiled): the training forward compiled with CUDA graphs
+    """`compile: auto` on a GPU (harness.encoders.compiled): the training forward compiled with CUDA graphs
     (mode reduce-overhead), batches padded to length buckets, dropout on; the stage trains to finite
     losses and changes the encoder, and evaluation stays eager."""
     encoder, method, before, logged, outcome = train_simcse_on_cuda(tiny_bert, data_dir, precision, 8, True)

@@ -17,7 +17,7 @@ from harness.report.build import build_report
 from harness.report.parts.grid_table import GridTable
 from harness.report.parts.runs_table import RunsTable
 from harness.report.spec import load_spec
-from harness.spec.study_spec import STUDIES_DIR, load_study
+from harness.resolve.study_spec import STUDIES_DIR, load_study
 from harness.study.runner import run_study
 
 STUDIES = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))

@@ -121,15 +121,15 @@ LAYERS = [
     {"__init__", "bar_line", "choices", "errors", "fields", "notices", "processes", "home", "places",
      "program", "device", "flops", "registry", "config", "staging", "yaml_input", "credentials"},
     {"data", "losses"},
-    {"model"},
+    {"encoders"},
     {"train", "evaluate", "stats"},  # stats: the per-item record evaluate writes, scored by its registry
     {"tracking"},  # a run logs evaluation's records; an ensemble (methods) reads another study's runs
     {"stages"},
     {"scoring"},
     {"methods"},
-    {"method_models"},
+    {"networks"},
     {"fleet"},
-    {"spec"},
+    {"resolve"},
     {"study"},
     {"planning"},
     {"report"},

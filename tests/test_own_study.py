@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.spec.study_spec import STUDIES_DIR, load_study, read_study, trial_count
+from harness.resolve.study_spec import STUDIES_DIR, load_study, read_study, trial_count
 from harness.tracking.metric_names import metrics_of
 from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, harness, harness_here
@@ -178,8 +178,8 @@ def test_trial_counts_of_the_listing_equal_the_resolved_studies() -> None:
 def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
     tmp_path: Path, tiny_bert: Path
 ) -> None:
-    from harness.spec.overrides import eval_override
-    from harness.spec.study_spec import refuse_eval_for_paper
+    from harness.resolve.overrides import eval_override
+    from harness.resolve.study_spec import refuse_eval_for_paper
 
     path = own_study(tmp_path, tiny_bert, paper={}, smoke={})
     quick = load_study(str(path), "smoke", [eval_override("quick,SICKRelatedness")])
@@ -192,8 +192,8 @@ def test_eval_chooses_the_final_tasks_and_is_refused_for_the_paper_profile(
 
 
 def test_final_tasks_resolve_suites_and_refuse_unknown_tasks_and_task_objectives(tmp_path: Path) -> None:
+    from harness.resolve.run_spec import resolve_run
     from harness.scoring.sts import final_tasks
-    from harness.spec.run_spec import resolve_run
 
     assert final_tasks("sts", ["quick", "SICKRelatedness", "STSBenchmark"]) == [
         "STSBenchmark",
@@ -207,7 +207,7 @@ def test_final_tasks_resolve_suites_and_refuse_unknown_tasks_and_task_objectives
 
 
 def test_paper_defaults_are_recorded_only_where_they_change_a_field_left_unset() -> None:
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
 
     run = resolve_run({"method": "unsup_simcse", "pooling": "mean", "lr": 2.0e-5})
     changed = {field for field, _, _ in run.paper_defaults}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from torch import nn
 
-from harness.model.heads import NLIClassifier
-from harness.spec.study_spec import load_study
+from harness.encoders.heads import NLIClassifier
+from harness.resolve.study_spec import load_study
 
 
 def test_liao_lambda_tau_sweep_paper_profile() -> None:
@@ -208,7 +208,7 @@ def test_glue_standard_paper_profile() -> None:
 def test_simcse_methods_default_to_simcse_settings() -> None:
     """princeton-nlp/SimCSE@49fa580 run_unsup_example.sh:11-20, run_sup_example.sh:22-32; a config's own
     value wins."""
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
 
     unsup = resolve_run({"method": "unsup_simcse"})
     s = unsup.settings
@@ -245,8 +245,8 @@ def test_every_shipped_runs_logged_config_reads_back() -> None:
     """A trial logs `config.yaml` (every field, defaults included); read back, it is the same run."""
     import yaml
 
-    from harness.spec.run_spec import resolve_run
-    from harness.spec.study_spec import STUDIES_DIR
+    from harness.resolve.run_spec import resolve_run
+    from harness.resolve.study_spec import STUDIES_DIR
 
     for path in sorted(STUDIES_DIR.glob("*.yaml")):
         for run in load_study(path.stem, "paper").grid_runs():

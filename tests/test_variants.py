@@ -11,7 +11,7 @@ import yaml
 from harness.errors import HarnessError
 from harness.report.book import build_book
 from harness.report.build import build_report
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from tests.helpers import child_runs, tiny_study
 

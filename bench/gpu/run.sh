@@ -24,7 +24,7 @@
 #   pack-base   bench/packing.py, BERT-base, K = 1, 2, 4
 # BUDGET (seconds, default 480): no section starts with under 30 s left, and each is stopped (SIGINT, then
 # SIGKILL) when the budget runs out, so the call ends in time with the figures of the sections that ran.
-# Models whose weights are not here are random models of their configs (harness.model.standin).
+# Models whose weights are not here are random models of their configs (harness.encoders.standin).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-.gpu/out}
@@ -47,7 +47,7 @@ step() {  # step NAME CMD...: CMD under what is left of the budget, its output i
   tar -czf "$OUT/results.tar.gz" -C "$LOGS" .
   [ "$rc" = 0 ] || FAILED="$FAILED $name"
 }
-standin() { python3 -c "import sys; from pathlib import Path; from harness.model.standin import local_model
+standin() { python3 -c "import sys; from pathlib import Path; from harness.encoders.standin import local_model
 print(local_model(sys.argv[1], Path('.gpu/data'))[0])" "$1"; }
 for section in "$@"; do
   case $section in

@@ -25,8 +25,8 @@ from harness.program import as_invoked
 if TYPE_CHECKING:  # heavy: imported by the commands that need them
     import optuna
 
-    from harness.spec.derived import Identity
-    from harness.spec.study_spec import ResolvedStudy
+    from harness.resolve.derived import Identity
+    from harness.resolve.study_spec import ResolvedStudy
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -195,7 +195,7 @@ def run_study_cmd(
         for line in describe_plan(identity.study, resolve_data_dir(data_dir)):
             click.echo(line)
         return
-    from harness.spec.derived import identify
+    from harness.resolve.derived import identify
     from harness.study.preflight import (
         check_before_start,  # one line at once on bad input: before torch loads
     )
@@ -283,8 +283,8 @@ def _load_for_run(
     study: str, profile: str | None, eval_tasks: str | None, sets: tuple[str, ...], searches: tuple[str, ...]
 ) -> ResolvedStudy:
     """The study with its profile and the command line's --set, --search and --eval applied."""
-    from harness.spec.overrides import SEARCH, SET, eval_override, parse_override
-    from harness.spec.study_spec import load_study, refuse_eval_for_paper
+    from harness.resolve.overrides import SEARCH, SET, eval_override, parse_override
+    from harness.resolve.study_spec import load_study, refuse_eval_for_paper
 
     overrides = [parse_override(SET, s) for s in sets] + [parse_override(SEARCH, s) for s in searches]
     overrides += [eval_override(eval_tasks)] if eval_tasks else []
@@ -309,7 +309,7 @@ def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: boo
     """The study a dry run describes: the derived one where the storage already holds this study's name
     with another configuration. Reads an existing storage only (a dry run writes nothing)."""
     from harness.places import default_storage
-    from harness.spec.derived import Identity, identify
+    from harness.resolve.derived import Identity, identify
 
     spec = storage or default_storage()
     sqlite = spec.removeprefix("sqlite:///") if spec.startswith("sqlite:///") else None
@@ -532,15 +532,15 @@ def eval_cmd(
     no_progress: bool,
 ) -> None:
     """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
-    from harness.model.location import check_available
+    from harness.encoders.location import check_available
 
     check_available(model)  # one line at once, before torch's imports, for a model that is not reachable
     from harness.commands.eval_run import format_table, items_path, log_eval, run_eval, write_json
     from harness.device import describe
+    from harness.encoders.save import saved_settings
     from harness.evaluate.registry import collected
     from harness.evaluate.suite import resolve_tasks
     from harness.fleet.pause_points import reached
-    from harness.model.save import saved_settings
 
     saved = saved_settings(model)  # a trial's saved model/: its own pooling and max length
     pooler = pooler or str(saved.get("pooling", "model"))
@@ -685,7 +685,7 @@ def report_cmd(
 
 def _derived_hint(study: str, tracking_uri: str | None) -> None:
     """After a study's report: the studies derived from it in this store, with the command for each."""
-    from harness.spec.derived import derived_studies
+    from harness.resolve.derived import derived_studies
     from harness.tracking.tracker import Tracker, require_store
 
     derived = derived_studies(Tracker(require_store(tracking_uri)), study)
@@ -814,7 +814,7 @@ def plan_cmd(
     """What STUDY costs before it runs: per trial the steps, dev evaluations, texts encoded and an estimated
     time from a short calibration on DEVICE (GPU-hours on a GPU). Offline; writes nothing to the stores.
     With --seeds K, also how small a difference each of its claims could detect with K seeds."""
-    from harness.spec.study_spec import STUDIES_DIR, load_study
+    from harness.resolve.study_spec import STUDIES_DIR, load_study
 
     if every == bool(study):
         raise click.UsageError("give a STUDY or --all")
@@ -864,7 +864,7 @@ def _seed_plan(
 def studies_cmd(tracking_uri: str | None) -> None:
     """The studies in studies/: profiles and their trial counts, finished trials here, descriptions."""
     from harness.commands.listings import study_lines
-    from harness.spec.study_spec import STUDIES_DIR
+    from harness.resolve.study_spec import STUDIES_DIR
 
     for line in study_lines(sorted(STUDIES_DIR.glob("*.yaml")), tracking_uri):
         click.echo(line)
@@ -895,7 +895,7 @@ cli.add_command(cache_group)
 
 def _plain(kind: str, name: str) -> None:
     """A name given on the command line that becomes a folder: one line when it is not a plain name."""
-    from harness.spec.study_spec import check_plain_name
+    from harness.resolve.study_spec import check_plain_name
 
     try:
         check_plain_name(kind, name)

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from harness.data.lineage import lineage, reading
 from harness.data.paths import resolve_data_dir
 from harness.device import DTYPES, hardware_tags, pick_device
+from harness.encoders.encoder import Encoder
+from harness.encoders.location import check_available
 from harness.evaluate.encode import EmbeddingCache
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
-from harness.model.encoder import Encoder
-from harness.model.location import check_available
 from harness.tracking.tracker import Tracker, git_commit
 
 if TYPE_CHECKING:

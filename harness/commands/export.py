@@ -1,6 +1,6 @@
 """`harness export STUDY`: the best trial's saved model (or the top k) out of MLflow into a directory that
 `SentenceTransformer(path)` loads, with a model card (`README.md`, harness.commands.model_card). Trials
-save their evaluated weights when the study sets `save_model: true` (harness.model.save); trials are
+save their evaluated weights when the study sets `save_model: true` (harness.encoders.save); trials are
 ranked by their best dev score, the Optuna objective (`<dev metric>.best`, logged by every trial)."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def _width() -> int:
 def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[str]:
     """Per study: its name, its profiles with their trial counts (the default marked *), the finished trials
     in the local store, then its description wrapped below."""
-    from harness.spec.study_spec import Profile, default_profile, read_study, trial_count
+    from harness.resolve.study_spec import Profile, default_profile, read_study, trial_count
 
     store = local_store(tracking_uri)
     done = finished_trials(store) if store else {}
@@ -71,7 +71,7 @@ def _ran(done: dict[str, dict[str, int]], study: str) -> str:
 def _derived_lines(
     origin: str, tags: dict[str, dict[str, str]], done: dict[str, dict[str, int]], width: int
 ) -> Iterator[str]:
-    """The studies derived from `origin` in the store (harness.spec.derived), a line each under it."""
+    """The studies derived from `origin` in the store (harness.resolve.derived), a line each under it."""
     for name in sorted(n for n, t in tags.items() if t.get("derived_from") == origin):
         changes = tags[name].get("derived.changes", "")
         yield f"{'':{width}s}  derived: {name} ({changes}); finished here: {_ran(done, name)}"

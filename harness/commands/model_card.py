@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
+from harness.encoders.location import MINILM_ALIASES
 from harness.evaluate.registry import aggregates, tasks
-from harness.model.location import MINILM_ALIASES
 from harness.registry import METHODS
 from harness.tracking.metric_names import SECTIONS, metrics_of
 from harness.tracking.tracker import LINEAGE_ARTIFACT, Tracker

@@ -52,8 +52,8 @@ FOOTER = """\
 def study_yaml(name: str, method: str, target: str) -> str:
     """The YAML text of a new study `name` for `method` (validated: every grid point resolves)."""
     from harness.registry import METHODS
-    from harness.spec.run_spec import resolve_run
-    from harness.spec.study_spec import check_plain_name
+    from harness.resolve.run_spec import resolve_run
+    from harness.resolve.study_spec import check_plain_name
 
     methods = METHODS.entries()
     if method not in methods:
@@ -154,7 +154,7 @@ def field_comment(setting: str, description: str) -> list[str]:
 
 def write_study(name: str, method: str, out: str | None) -> Path:
     """Write the new study to `out` (default studies/NAME.yaml); never over an existing file."""
-    from harness.spec.study_spec import STUDIES_DIR
+    from harness.resolve.study_spec import STUDIES_DIR
 
     path = Path(out) if out else STUDIES_DIR / f"{name}.yaml"
     if path.exists():

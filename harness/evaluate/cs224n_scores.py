@@ -23,7 +23,7 @@ from harness.evaluate.suite import SentenceEncoder
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.method_models.tasks import TaskModel
+    from harness.networks.tasks import TaskModel
 
 Predictions = dict[str, np.ndarray]
 

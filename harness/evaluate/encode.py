@@ -31,12 +31,12 @@ from tqdm.auto import tqdm
 
 from harness.bar_line import bar_line
 from harness.device import autocast
+from harness.encoders.encoder import Encoder
+from harness.encoders.projection_head import ProjectedEncoder
 from harness.home import harness_home
-from harness.model.encoder import Encoder
-from harness.model.projection_head import ProjectedEncoder
 
 if TYPE_CHECKING:
-    from harness.model.glove import GloveEmbedder
+    from harness.encoders.glove import GloveEmbedder
 
     # what sentences are encoded with (a method model's `eval_encoder`): each has `Encoder`'s interface
     Embedder = Encoder | ProjectedEncoder | GloveEmbedder

@@ -92,7 +92,7 @@ def mteb_tasks(tasks: Sequence[str]) -> list[str]:
 def mteb_model_name(model: str) -> str:
     """The name MTEB knows a model by: the hub id (all-MiniLM-L6-v2's alias as its full id), else the
     local folder's name."""
-    from harness.model.location import MINILM_ALIASES
+    from harness.encoders.location import MINILM_ALIASES
 
     if model in MINILM_ALIASES:
         return MINILM_ALIASES[-1]

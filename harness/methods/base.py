@@ -1,5 +1,5 @@
 """What every method is: a declaration, read without torch (its fields, paper defaults, scorer, training
-data and stages), and the nn.Module it builds for a trial (harness/method_models/, imported only then),
+data and stages), and the nn.Module it builds for a trial (harness/networks/, imported only then),
 so `harness methods`, `run-study --dry-run` and every validation answer without loading torch."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from harness.stages.registry import StageSources, StageSpec
 from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
-    from harness.method_models.base import MethodModel
-    from harness.model.encoder import Encoder
-    from harness.spec.run_spec import ResolvedRun
+    from harness.encoders.encoder import Encoder
+    from harness.networks.base import MethodModel
+    from harness.resolve.run_spec import ResolvedRun
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class NoParams(BaseModel):
 class Method:
     """Base class of a method's declaration. Subclasses set `Params` (a pydantic model of their own config
     fields, validated with extra fields forbidden), `load_train_data`, and `model`: the nn.Module class it
-    trains (a name registered in harness.registry.MODELS by a file under harness/method_models/), built by
+    trains (a name registered in harness.registry.MODELS by a file under harness/networks/), built by
     `build`; `scorer` names how trials score it (harness/scoring/)."""
 
     name: ClassVar[str] = ""
@@ -46,7 +46,7 @@ class Method:
     needs_encoder: ClassVar[bool] = True  # False: no transformer is loaded (an ensemble, GloVe)
     reads_nli: ClassVar[bool] = False  # trains on SNLI itself (a pipeline's stages say it for themselves)
     trains: ClassVar[bool] = True  # False: nothing to train (an ensemble, GloVe); `needs` says what it reads
-    model: ClassVar[str] = ""  # the registered name of what `build` makes (harness/method_models/)
+    model: ClassVar[str] = ""  # the registered name of what `build` makes (harness/networks/)
     # run fields (RunConfig) whose default for this method is its paper's; a config's own value wins
     run_defaults: ClassVar[dict[str, Any]] = {}
     run_defaults_source: ClassVar[str] = ""  # where they come from (paper section, repo@commit file:line)

@@ -1,7 +1,7 @@
 """`glove`: no training; Liao's "Avg. GloVe embeddings", a sentence as the mean of its GloVe vectors.
 
 Liao Table 2 caption: "the average GloVe word embeddings for all tokens in a sentence" (Tables 2-3);
-formula, tokens and the SentEval convention in harness/model/glove.py. Scored by the `sts` scorer
+formula, tokens and the SentEval convention in harness/encoders/glove.py. Scored by the `sts` scorer
 like any embedding: STS-B dev, then the STS tests and the `eval_suite`'s transfer tasks.
 
 No transformer is loaded (`needs_encoder = False`; the run's `model` field is not read). The vectors

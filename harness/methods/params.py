@@ -36,7 +36,7 @@ class HeadParams(SentimentHeadParams):
 
 
 class ProjectionParams(Strict):
-    """The projection over the embedding in contrastive training (harness.model.projection_head)."""
+    """The projection over the embedding in contrastive training (harness.encoders.projection_head)."""
 
     mlp_projection: bool = Field(True, description="a projection over the embedding in contrastive training")
     projection: Projection = Field(

@@ -13,8 +13,8 @@ methods contrastive_first, supervised_first, fusion, multitask, frozen, unsup_si
 presets: data-level macros whose flat fields are written into such a list at resolution
 (harness.methods.preset).
 
-The model (harness.method_models.pipeline) builds the CS224N heads when a stage trains them, the
-projection (harness.model.projection_head; training only unless `mlp_at_test`) when a stage is contrastive,
+The model (harness.networks.pipeline) builds the CS224N heads when a stage trains them, the
+projection (harness.encoders.projection_head; training only unless `mlp_at_test`) when a stage is contrastive,
 and the modules a stage brings (a GLUE task's head). It is scored by its stages' scorer: the CS224N
 dev sets after `finetune` / `fusion`, the GLUE task's dev split after `glue`, STS when every stage is
 contrastive. Stages that read GLUE read it from `glue_source` / `glue_dir` (harness.data.glue_source).
@@ -38,7 +38,7 @@ from harness.stages.registry import StageEntry, StageSources, StageSpec, expand
 from harness.train.combiners import TASKS
 
 if TYPE_CHECKING:
-    from harness.spec.run_spec import ResolvedRun
+    from harness.resolve.run_spec import ResolvedRun
     from harness.stages.finetune import TaskStage
     from harness.stages.glue import GlueStage
 
@@ -79,7 +79,7 @@ class PipelineData(NamedTuple):
 class PipelineMethod(Method):
     """Base of every pipeline method (`pipeline` itself and the presets, harness.methods.preset): its
     parameters are a `PipelineParams`, its stages theirs, and the CS224N heads are trained only where a
-    stage trains them (`trained_tasks`). Its model (harness.method_models.pipeline) builds the modules its
+    stage trains them (`trained_tasks`). Its model (harness.networks.pipeline) builds the modules its
     stages train."""
 
     model = "pipeline"

@@ -2,8 +2,8 @@
 with the preset's own defaults written in), the `aliases` that name its flat fields (`contrastive_lr`:
 the `lr` of its contrastive stage), the method-level field `groups` it takes (heads, projection), and
 named `rules` for what is more than a substitution (`combiner: single` with `single_task: sts` is the
-stage `finetune: sts`). At resolution (harness.spec.run_spec) the flat fields are validated, written into the
-template, and the result is validated as `method: pipeline` would be; the run keeps the flat fields as
+stage `finetune: sts`). At resolution (harness.resolve.run_spec) the flat fields are validated, written into
+the template, and the result is validated as `method: pipeline` would be; the run keeps the flat fields as
 the ones it logs (MLflow params, config.yaml), so a logged config reads back.
 
 A flat field's type, bounds and description are its stage field's, declared once on the stage spec

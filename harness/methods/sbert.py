@@ -11,8 +11,8 @@ from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
 from harness.registry import register_method
 
 if TYPE_CHECKING:
-    from harness.method_models.base import MethodModel
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
+    from harness.networks.base import MethodModel
 
 
 class SBERTParams(BaseModel):

@@ -99,7 +99,9 @@ class SCLParams(BaseModel):
     @model_validator(mode="after")
     def _augment_has_no_similarity(self) -> SCLParams:
         if self.contrastive_term == "augment":
-            refuse_set(self, {"temperature", "normalize"}, "with contrastive_term: augment (no similarity in it)")
+            refuse_set(
+                self, {"temperature", "normalize"}, "with contrastive_term: augment (no similarity in it)"
+            )
         return self
 
 

@@ -9,7 +9,7 @@ N = 2 with p = 0 and p = 0.1; the code's own docstring, SupCsTrainer.py:34, says
 authors' loop makes other passes (one at the current dropout first; an entry equal to the default 0.1
 keeps the dropout set last, SupCsTrainer.py:66-94): `view_passes: authors_loop` reproduces them. Its
 loss is also scaled by tau / 0.07 (`base_temperature: 0.07`; see harness.losses.supcon). The views and
-their fields are harness.model.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE).
+their fields are harness.encoders.dropout_views, shared with the `glue_supcon` stage kind (SupCL-Seq on GLUE).
 
 Run defaults (`run_defaults`): the pooled [CLS] (footnote 2; SupCsTrainer.py:69 `pooler_output`), 5 epochs
 with Table 4's SST-2 row (lr 5e-5, batch 320; its caption: 5 epochs), weight decay 0.01 and no warm-up
@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from harness.encoders.dropout_views import DropoutViewFields
 from harness.methods.params import SentimentHeadParams
 from harness.methods.tasks import TaskMethod
-from harness.model.dropout_views import DropoutViewFields
 from harness.registry import register_method
 
 

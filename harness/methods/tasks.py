@@ -1,5 +1,5 @@
 """The CS224N multi-task base: methods trained on SST-5, Quora and STS with a sentiment head and
-paraphrase / similarity heads (harness.method_models.tasks), scored on the CS224N dev sets. The
+paraphrase / similarity heads (harness.networks.tasks), scored on the CS224N dev sets. The
 fine-tuning stages that train the heads are harness/stages/finetune.py and fusion.py."""
 
 from __future__ import annotations

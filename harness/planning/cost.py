@@ -16,7 +16,7 @@ dev texts and as many final texts (per token, each set its own: the final STS se
 dev's). On a CPU a step is timed on at most `CPU_ROWS` examples of the batch and scaled by the batch's size
 (CPU time grows with the tokens); on a GPU the whole batch is timed. A trial whose weights are not here runs
 on a randomly initialised model of the same config (known: bert-base-uncased, all-MiniLM-L6-v2,
-google/bert_uncased_L-8_H-512_A-8; `harness.model.standin`); full SNLI from the hub is counted at its
+google/bert_uncased_L-8_H-512_A-8; `harness.encoders.standin`); full SNLI from the hub is counted at its
 published size, its shapes timed on the local SNLI dev/test pairs. The transfer tasks' classifier fits are
 timed too, on random embeddings of the trial's width (harness.planning.transfer_cost). Not timed:
 tokenization, MLflow logging, process start-up. Calibrations are shared
@@ -41,10 +41,10 @@ import torch
 from harness.device import DTYPES, resolve_precision
 from harness.errors import HarnessError
 from harness.planning.transfer_cost import fit_seconds
-from harness.spec.run_spec import ResolvedRun
+from harness.resolve.run_spec import ResolvedRun
 
 if TYPE_CHECKING:
-    from harness.method_models.base import MethodModel
+    from harness.networks.base import MethodModel
 
 ENCODE_SAMPLE = 512
 CPU_ROWS = 64
@@ -126,7 +126,7 @@ def time_stage(model: torch.nn.Module, stage: Any, run: ResolvedRun, device: tor
                compiling: dict[str, float] | None = None) -> float:  # fmt: skip
     """Seconds per training step of `stage`: `steps` real steps after one warm-up step (see the module
     docstring for the CPU's cut batches; `cut_on_cpu=False` times whole batches there too, as bench/ does).
-    A compiled encoder (harness.model.compiled) first runs every timed batch once untimed, so that its
+    A compiled encoder (harness.encoders.compiled) first runs every timed batch once untimed, so that its
     graphs are compiled before the timing; `compiling`, when given, gets `seconds`: what compiling one
     batch shape cost (those warm-up steps beyond a compiled step's time, each taken as one shape)."""
     from transformers import get_constant_schedule
@@ -248,10 +248,10 @@ def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> Tria
 
 def build(run: ResolvedRun, data_dir: Path, device: torch.device) -> tuple[Built, str | None]:
     """The trial's model (a stand-in where its weights are not here) and loop stages over its data."""
+    from harness.encoders.compiled import compile_choice
+    from harness.encoders.encoder import Encoder
+    from harness.encoders.standin import local_model
     from harness.methods.base import DataSources
-    from harness.model.compiled import compile_choice
-    from harness.model.encoder import Encoder
-    from harness.model.standin import local_model
 
     model_dir, note = local_model(run.settings.model, data_dir)
     local = replace(run, settings=run.settings.model_copy(update={"model": model_dir}))
@@ -264,7 +264,7 @@ def build(run: ResolvedRun, data_dir: Path, device: torch.device) -> tuple[Built
         else None
     )
     model = local.build(encoder).to(device).train()
-    if encoder is not None:  # the trial's compile choice on this device (harness.model.compiled)
+    if encoder is not None:  # the trial's compile choice on this device (harness.encoders.compiled)
         compile_choice(encoder, s.compile, device)
     amp_dtype = DTYPES[resolve_precision(device, s.precision)]
     shapes = (s.model, s.pooling, s.max_seq_length, str(amp_dtype), local.method.name, str(s.compile))
@@ -330,7 +330,8 @@ def tokens(encoder: Any, texts: list[str]) -> int:
 def _token_seconds(encode: Any, encoder: Any, model: torch.nn.Module, sample: list[str],
                    calibrator: Calibrator) -> float:  # fmt: skip
     """Seconds per token of an evaluation's encoding, in eval mode: the second pass over the sample (the
-    first tokenizes it; a trial's token ids are cached after its first evaluation, harness.model.tokens)."""
+    first tokenizes it; a trial's token ids are cached after its first evaluation,
+    harness.encoders.tokens)."""
     was = model.training
     model.eval()
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.planning.cost import Calibrator, TrialCost, trial_cost
 from harness.planning.dry_run import OFFLINE, _combo
-from harness.spec.study_spec import ResolvedStudy
+from harness.resolve.study_spec import ResolvedStudy
 
 
 def duration(seconds: float) -> str:

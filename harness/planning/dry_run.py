@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.errors import HarnessError
-from harness.spec.run_spec import ResolvedRun
-from harness.spec.study_spec import ResolvedStudy
+from harness.resolve.run_spec import ResolvedRun
+from harness.resolve.study_spec import ResolvedStudy
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 def model_needs(run: ResolvedRun) -> list[str]:
     """The model, where it is not on this machine (a hub id: downloaded at the first trial)."""
-    from harness.model.location import resolve_model_name
+    from harness.encoders.location import resolve_model_name
 
     if not run.method.needs_encoder:
         return []

@@ -101,7 +101,7 @@ def other_studies_page(book: Book) -> str:
 
 def other_studies(tracker: Tracker, shipped: set[str]) -> dict[str, str]:
     """name -> what it is, for the store's experiments that hold a study's runs but are not shipped."""
-    from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
+    from harness.resolve.derived import DERIVED_CHANGES, DERIVED_FROM
 
     found = {}
     for experiment in tracker.experiments():
@@ -129,7 +129,7 @@ def build_book(
     """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
     subsection per study that has runs (its spec's title), each study's files in its own folder; the
     studies without runs and the store's other studies listed on the first pages."""
-    from harness.spec.study_spec import STUDIES_DIR, read_study
+    from harness.resolve.study_spec import STUDIES_DIR, read_study
 
     tracker = Tracker(require_store(tracking_uri))
     target = Path(out) / "book"

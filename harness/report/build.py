@@ -20,8 +20,8 @@ from harness.report.parts.base import PartContext
 from harness.report.setting import PAPER_PROFILE, paper_setting
 from harness.report.spec import load_spec
 from harness.report.tables import escape_latex
-from harness.spec.derived import DERIVED_CHANGES, DERIVED_FROM
-from harness.spec.paper_plans import PAPER_PLANS_ARTIFACT, PaperPlans, paper_plans
+from harness.resolve.derived import DERIVED_CHANGES, DERIVED_FROM
+from harness.resolve.paper_plans import PAPER_PLANS_ARTIFACT, PaperPlans, paper_plans
 from harness.staging import staged
 from harness.stats.resample import Resampler
 from harness.tracking.study_runs import trial_frame, unfinished_trials
@@ -58,7 +58,7 @@ def write_study(
     `statistics`, the numbers alone: no intervals, no claims) and the report's title (a derived study's
     names it after its origin's). Everything comes from MLflow: the study's paper profile (its setting,
     configurations, metrics and variants) from the plans its parent run logged when it started
-    (harness.spec.paper_plans), so a report of a study whose file changed since builds the same; `data_dir`
+    (harness.resolve.paper_plans), so a report of a study whose file changed since builds the same; `data_dir`
     only for parts that print examples."""
     frame, parent = trial_frame(tracker, study, profile)
     plans = logged_paper_plans(tracker, parent.info.run_id, folder)
@@ -147,7 +147,7 @@ def logged_paper_plans(tracker: Tracker, parent_id: str, folder: Path) -> PaperP
     path = logged_study_file(tracker, parent_id, folder)
     if path is None:
         return None
-    from harness.spec.study_spec import load_study
+    from harness.resolve.study_spec import load_study
 
     try:
         return paper_plans(load_study(str(path)))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.spec.paper_plans import PaperPlans
+from harness.resolve.paper_plans import PaperPlans
 
 SETTING = ("model", "train_data", "snli_splits", "train_limit", "epochs", "max_steps", "batch_size", "lr",
            "max_seq_length", "glue_source", "quora_train", "precision")  # fmt: skip

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.evaluate.suite import SentenceEncoder
-    from harness.spec.run_spec import ResolvedRun
+    from harness.resolve.run_spec import ResolvedRun
 
 
 DEV = "dev."  # the final metrics of a scorer scored on dev sets carry it (`dev.sst.acc`)
@@ -36,7 +36,7 @@ DEV = "dev."  # the final metrics of a scorer scored on dev sets carry it (`dev.
 
 @dataclass(frozen=True)
 class Scoring:
-    """A scorer's part of a run's plan (harness.spec.run_plan): what the run will score and log,
+    """A scorer's part of a run's plan (harness.resolve.run_plan): what the run will score and log,
     worked out once from its settings. Names are the harness's (harness.tracking.metric_names)."""
 
     scorer: str  # the registered scorer that scores the run
@@ -59,7 +59,7 @@ class Scoring:
 
 
 class Scorer:
-    """One trial's scoring of `model` (what the method built: harness/method_models/). `encode` /
+    """One trial's scoring of `model` (what the method built: harness/networks/). `encode` /
     `final_encode` are None where the method has no encoder. Declared torch-free: the scoring imports
     what it needs when it runs."""
 

@@ -7,7 +7,7 @@ so a later stage on the same task (a probe after fine-tuning) trains the same he
 
 `dropout_views` is SupCL-Seq's "Dropout Augmented" baseline (Table 2, 3.2.1: "the standard BERT_base
 trained also on augmented samples"), read as: each batch forwarded once per listed dropout probability p_n
-(the encoder's dropout set to p_n, as SupCL-Seq's views, harness.model.dropout_views) and the loss the
+(the encoder's dropout set to p_n, as SupCL-Seq's views, harness.encoders.dropout_views) and the loss the
 mean over the N views, L = 1/N sum_n CE(head(Enc(x, p_n)), y) (MSE for STS-B). The paper says no more:
 an interpretation (the same views as SupCL-Seq, cross-entropy in place of the contrastive loss)."""
 
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from harness.data.glue import GLUE_TASKS, GlueSplit, glue_task
+from harness.encoders.dropout_views import dropout_passes
 from harness.fields import Probabilities
-from harness.model.dropout_views import dropout_passes
 from harness.stages.registry import StageContext, StageSources, StageSpec, random_batches, register_stage
 
 if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is built
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # torch and the loop's Stage are imported where a stage is bu
     from torch import nn
 
     from harness.config import RunConfig
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
     from harness.train.loop import Stage
 
 if TYPE_CHECKING:  # mypy cannot read a Literal built at run time: a str to it (pydantic checks the names)

@@ -1,6 +1,6 @@
 """`glue_supcon` stages: SupCL-Seq's first stage on a GLUE task's train split (Sedghamiz et al., 2021, section
 2; Appendix A Table 4 per task): the supervised contrastive loss (eq. 2, harness.losses.supcon) over dropout
-views of each example, one forward per probability in `views` (harness.model.dropout_views: tau 0.05,
+views of each example, one forward per probability in `views` (harness.encoders.dropout_views: tau 0.05,
 L2-normalised, `view_passes: authors_loop` and `base_temperature` for the authors' code), examples with the
 same label as positives. A pair task's pair is encoded jointly ([CLS] a [SEP] b [SEP], as the `glue` stage
 and the authors' notebook, hooman650/SupCL-Seq@320440f examples/glue_bert_base.ipynb cell 5, `tokenizer(s1,
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.data.glue import GlueSplit, supcon_labels
-from harness.model.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
+from harness.encoders.dropout_views import DropoutViewFields, ViewPasses, model_dropout, supcon_views
 from harness.stages.glue import GlueTaskName, glue_embed
 from harness.stages.registry import StageContext, StageSources, StageSpec, random_batches, register_stage
 

@@ -12,11 +12,11 @@ A new stage kind is one file in harness/stages/ with a `StageSpec` subclass deco
 What a stage works with, typed: where its data comes from (`StageSources`, for `StageSpec.load`) and
 the modules it trains (`StageContext`, for `StageSpec.build`). A stage reads nothing else: no method
 object, no run fields by name. The pipeline method fills both (harness.methods.pipeline,
-harness.method_models.pipeline).
+harness.networks.pipeline).
 
 Batches of examples: random (a shuffled pass, as a PyTorch RandomSampler) or length-grouped (shuffle,
 then sort within windows of `window` batches by length, so that each batch holds sentences of similar
-length while batch order stays random). BERT encoders run padding-free (`harness.model.packed`), so
+length while batch order stays random). BERT encoders run padding-free (`harness.encoders.packed`), so
 grouping no longer buys speed there; it only changes which examples share a batch.
 """
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # a stage's torch parts are imported where it is built: specs
     from torch import nn
 
     from harness.config import RunConfig
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
     from harness.train.loop import Stage
 
 T = TypeVar("T")
@@ -106,7 +106,7 @@ class StageSources:
 
 
 class TaskHeads(Protocol):
-    """The CS224N heads and their losses (harness.method_models.tasks.TaskModel)."""
+    """The CS224N heads and their losses (harness.networks.tasks.TaskModel)."""
 
     def head_parameters(self) -> list[nn.Parameter]:
         """The heads' parameters (what `heads_only` trains)."""

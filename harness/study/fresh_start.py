@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from harness.tracking.tracker import PARENT_TAG, ROLE_TAG, Tracker
 
 if TYPE_CHECKING:
-    from harness.spec.study_spec import ResolvedStudy
+    from harness.resolve.study_spec import ResolvedStudy
 
 
 def retire_runs(tracker: Tracker, study: ResolvedStudy, parent: str | None) -> tuple[int, int]:

@@ -30,8 +30,8 @@ from harness.fleet.signals import SteadyJournalBackend
 from harness.fleet.steady_storage import SteadyRDBStorage
 from harness.places import check_journal, default_storage, with_driver
 from harness.processes import worker_alive
-from harness.spec.derived import CONFIG, changes_between
-from harness.spec.study_spec import Range, ResolvedStudy
+from harness.resolve.derived import CONFIG, changes_between
+from harness.resolve.study_spec import Range, ResolvedStudy
 
 FINGERPRINT = "fingerprint"
 SURPLUS = "surplus"  # a grid trial that found its point taken (ResumableGridSampler); not a real trial
@@ -142,7 +142,7 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
             opt.set_user_attr(FINGERPRINT, study.fingerprint())
         elif (
             stored != study.fingerprint()
-        ):  # harness.spec.derived names a changed study: reached only in a race
+        ):  # harness.resolve.derived names a changed study: reached only in a race
             raise HarnessError(
                 f"study {name} exists with a different configuration ({_changed(opt, study)}), made while "
                 "this command started; run the command again"

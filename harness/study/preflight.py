@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 from harness.data.hub import model_in_cache
 from harness.data.paths import resolve_data_dir
+from harness.encoders.location import check_available, check_weights, resolve_model_name
 from harness.errors import HarnessError
-from harness.model.location import check_available, check_weights, resolve_model_name
 from harness.places import check_journal, check_reachable, default_storage, resolve_tracking_uri
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
 
-    from harness.spec.study_spec import ResolvedStudy
+    from harness.resolve.study_spec import ResolvedStudy
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import math
 import optuna
 from tqdm.auto import tqdm
 
-from harness.spec.study_spec import ResolvedStudy
+from harness.resolve.study_spec import ResolvedStudy
 from harness.study.optuna_study import best_value, done_count, pareto_front, remaining
 
 

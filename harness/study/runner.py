@@ -50,9 +50,9 @@ from harness.fleet.steady_storage import close as close_storage
 from harness.fleet.trial_ending import optimize_one, told_to_the_study
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.program import as_invoked
-from harness.spec.derived import identify
-from harness.spec.paper_plans import PAPER_PLANS_ARTIFACT, paper_plans
-from harness.spec.study_spec import ResolvedStudy
+from harness.resolve.derived import identify
+from harness.resolve.paper_plans import PAPER_PLANS_ARTIFACT, paper_plans
+from harness.resolve.study_spec import ResolvedStudy
 from harness.study.data_changes import changed_data_line
 from harness.study.fresh_start import retire_runs, retired_line
 from harness.study.optuna_study import (
@@ -428,8 +428,8 @@ def run_worker(
 def _join(
     study: ResolvedStudy, storage_spec: str | None, heartbeat: int, position: int, pinned: bool = False
 ) -> tuple[optuna.Study, ResolvedStudy]:
-    """The study as a worker sees it (the derived study the coordinator runs, harness.spec.derived), with the
-    coordinator's heartbeat interval (a worker beating less often than the others check would have its
+    """The study as a worker sees it (the derived study the coordinator runs, harness.resolve.derived), with
+    the coordinator's heartbeat interval (a worker beating less often than the others check would have its
     live trials taken for lost), and a TPE seed of its own (its position, else its Slurm array or
     Kubernetes index, else its pid)."""
     slot = position or int(os.environ.get("SLURM_ARRAY_TASK_ID") or os.environ.get("JOB_COMPLETION_INDEX")

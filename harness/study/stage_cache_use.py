@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from harness.model.encoder import resolve_model_name
-from harness.spec.run_spec import ResolvedRun
+from harness.encoders.encoder import resolve_model_name
+from harness.resolve.run_spec import ResolvedRun
 from harness.tracking.metric_names import canonical
 from harness.tracking.tracker import LoggedRun, Tracker
 from harness.train.stage_cache import CachedStages, StageCache

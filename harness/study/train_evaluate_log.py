@@ -1,4 +1,4 @@
-"""A trial's work, as its plan says (harness.spec.run_plan): build the method's model, train it, evaluate
+"""A trial's work, as its plan says (harness.resolve.run_plan): build the method's model, train it, evaluate
 it, log the results. Nothing here handles a fault: what ends a trial early, and how its run ends then, is
 harness.fleet.trial_ending's, around this."""
 
@@ -17,13 +17,13 @@ import torch
 
 from harness.data.lineage import lineage, reading
 from harness.device import DTYPES, pick_device, resolve_precision
+from harness.encoders.compiled import compile_choice
+from harness.encoders.encoder import Encoder
+from harness.encoders.save import save_encoder
 from harness.evaluate.encode import EmbeddingCache, TrialCache
 from harness.evaluate.suite import SentenceEncoder
 from harness.methods.base import DataSources
-from harness.model.compiled import compile_choice
-from harness.model.encoder import Encoder
-from harness.model.save import save_encoder
-from harness.spec.run_spec import ResolvedRun
+from harness.resolve.run_spec import ResolvedRun
 from harness.study.stage_cache_use import cached_stages, record_cache_use
 from harness.tracking.metric_names import OBJECTIVE
 from harness.tracking.tracker import LoggedRun
@@ -214,7 +214,7 @@ def _log_resamples(run: LoggedRun, record: object) -> None:
 
 
 def _save_model(run: LoggedRun, encoder: Encoder | None, evaluated: object) -> None:
-    """The evaluated weights as the artifact `model/` (harness.model.save); a run whose evaluated model
+    """The evaluated weights as the artifact `model/` (harness.encoders.save); a run whose evaluated model
     is not a plain encoder (no transformer; a projection evaluated on top) says so in a tag instead."""
     if encoder is None or evaluated is not encoder:
         run.set_tag("model_saved", "no: only a plain encoder is saved (no transformer, or mlp_at_test)")

@@ -16,8 +16,8 @@ from harness.device import hardware_tags, pick_device
 from harness.errors import HarnessError
 from harness.fleet.pause_points import reached
 from harness.fleet.trial_ending import reached_tracking, run_ends_with_the_trial
-from harness.spec.run_plan import PLAN_ARTIFACT
-from harness.spec.run_spec import ResolvedRun
+from harness.resolve.run_plan import PLAN_ARTIFACT
+from harness.resolve.run_spec import ResolvedRun
 from harness.study.train_evaluate_log import train_evaluate_log
 from harness.tracking.metric_names import OBJECTIVE
 from harness.tracking.tracker import Tracker, git_commit, package_versions

@@ -33,7 +33,7 @@ from harness.fleet.mps import Sharing, gpu_sharing
 from harness.fleet.placement import gpu_of_each_worker
 from harness.fleet.recovery import others_running, requeue_dead_worker, wait_for_others
 from harness.fleet.signals import stop_signal
-from harness.spec.study_spec import ResolvedStudy
+from harness.resolve.study_spec import ResolvedStudy
 from harness.study.optuna_study import default_storage, done_count, remaining
 from harness.study.progress_bar import study_bar, update_bar
 from harness.tracking.tracker import Tracker

@@ -20,7 +20,8 @@ WHERE r.status = 'FINISHED' AND r.lifecycle_stage = 'active' AND e.lifecycle_sta
 GROUP BY e.name, p.value
 """
 
-# where each study's YAML is, and what a derived study derives from (harness.spec.derived; set by the runner)
+# where each study's YAML is, and what a derived study derives from (harness.resolve.derived; set by the
+# runner)
 STUDY_TAGS = """
 SELECT e.name, t.key, t.value FROM experiment_tags t
 JOIN experiments e ON e.experiment_id = t.experiment_id

@@ -216,7 +216,7 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
     dev_score, on_metrics, on_dev, progress = loop.dev_score, loop.on_metrics, loop.on_dev, loop.progress
     stage = stages[index]
     batches, total, per_epoch = stage_batches(stage, config.seed + stage.first_epoch)
-    if stage.remember is not None:  # e.g. every sentence tokenized once, ahead (harness.model.token_store)
+    if stage.remember is not None:  # e.g. every sentence tokenized once, ahead (harness.encoders.token_store)
         planned = list(itertools.islice(batches, total))
         stage.remember(planned)
         batches = iter(planned)

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from harness.commands.eval_run import items_path, write_json
+from harness.encoders.encoder import Encoder
 from harness.evaluate.encode import EmbeddingCache, fingerprint
 from harness.evaluate.suite import SentenceEncoder, flat_metrics
-from harness.model.encoder import Encoder
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, item_rows, read_items
 from harness.tracking.metric_names import metrics_of

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.metric_names import metrics_of
 from tests.helpers import child_runs, harness_here, tiny_study
@@ -85,7 +85,7 @@ def test_save_top_k_keeps_the_best_trials_model_and_exports_it(tmp_path: Path, t
     import yaml
     from sentence_transformers import SentenceTransformer
 
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
 
     path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.5, 0.9]}, name="topk", max_steps=2,
                            pooling="mean"))  # fmt: skip

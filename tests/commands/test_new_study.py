@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.registry import METHODS
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 
 FIELD = re.compile(r"^  # (?P<name>[A-Za-z_]+): (?P<value>.*?)(?:  # (?P<text>.*))?$")
 MORE = re.compile(r"^  #\s+# (?P<text>.*)$")

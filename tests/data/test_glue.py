@@ -49,7 +49,7 @@ def mnli_row(index: int, premise: str, hypothesis: str, labels: list[str]) -> st
 
 def test_qqp_and_mnli_read_from_a_users_folder(tmp_path: Path, data_dir: Path) -> None:
     """download_glue_data.py's QQP and MNLI files (MNLI's dev: dev_matched.tsv), labels in the hub's order."""
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
 
     (tmp_path / "QQP").mkdir()
     (tmp_path / "QQP" / "train.tsv").write_text(
@@ -85,7 +85,7 @@ def test_the_hub_source_asks_nyu_mll_glue_for_the_tasks_config(monkeypatch: pyte
     import datasets
 
     from harness.data.glue_source import read_glue_hub
-    from harness.spec.run_spec import resolve_run
+    from harness.resolve.run_spec import resolve_run
 
     asked = []
 

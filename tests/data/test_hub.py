@@ -53,8 +53,8 @@ def test_a_model_the_hub_cannot_serve_now_fails_at_once(hub_at, tmp_path: Path) 
     """Issue 41 item 3: one probe of the hub (no answer: one line in a second), not ~26 s of retries."""
     import time
 
+    from harness.encoders.location import check_available
     from harness.errors import HarnessError
-    from harness.model.location import check_available
     from tests.services import free_port
 
     endpoint = f"http://127.0.0.1:{free_port()}"
@@ -78,7 +78,7 @@ def test_a_hub_that_answers_leaves_the_model_to_transformers(hub_at) -> None:  #
     import threading
 
     from harness.data.hub import hub_unreachable
-    from harness.model.location import check_available
+    from harness.encoders.location import check_available
 
     class Answer(http.server.BaseHTTPRequestHandler):
         def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)

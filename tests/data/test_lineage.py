@@ -15,7 +15,7 @@ import pytest
 from harness.data import lineage as lineage_module
 from harness.data.lineage import cached_reader, fingerprint, note_read, reading
 from harness.evaluate.tasks.sts import load_sts_task
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.tracker import LINEAGE_ARTIFACT, Tracker
 from tests.helpers import child_runs, harness_here, tiny_study

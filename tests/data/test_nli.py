@@ -63,8 +63,8 @@ def test_file_order_batches_cut_the_pairs_every_batch_size_rows_in_order(data_di
 def test_liaos_methods_batch_in_file_order_unless_told(data_dir: Path) -> None:
     import random as stdlib_random
 
-    from harness.method_models.nli import NLIModel
     from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
+    from harness.networks.nli import NLIModel
 
     groups = read_snli_local(data_dir, ["dev"])[:100]
 

@@ -118,11 +118,11 @@ def test_transfer_tasks_on_the_shipped_data_score_the_same_both_ways(data_dir: P
     by the tests' random BERT: scores, dev scores and every item's predicted class, the batched probe
     against one fit at a time (bench/transfer_fits.py does the 8 tasks at k = 5 and 10)."""
     from harness.data.transfer import read_transfer
+    from harness.encoders.encoder import Encoder
     from harness.evaluate.encode import EmbeddingCache
     from harness.evaluate.registry import ITEMS
     from harness.evaluate.suite import SentenceEncoder
     from harness.evaluate.tasks.transfer import evaluate_transfer
-    from harness.model.encoder import Encoder
 
     splits = {task: read_transfer(data_dir, task) for task in ("CR", "TREC", "SST5")}
     sentences = sorted({s for task in splits.values() for part in task.values() for s in part.sentences()})

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from harness.encoders.encoder import Encoder
 from harness.evaluate.encode import encode, length_sorted_batches
-from harness.model.encoder import Encoder
 
 
 def test_batches_are_longest_first_and_ties_keep_their_order() -> None:

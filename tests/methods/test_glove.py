@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from harness.encoders.glove import GloveEmbedder, tokenize
 from harness.evaluate.registry import get_task
 from harness.evaluate.tasks.sts import STS_TASKS
 from harness.methods.glove import AverageGlove, GloveParams
-from harness.model.glove import GloveEmbedder, tokenize
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.metric_names import metrics_of
 from harness.tracking.tracker import Tracker

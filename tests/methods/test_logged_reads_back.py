@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.registry import METHODS
-from harness.spec.run_spec import ResolvedRun, resolve_run
-from harness.spec.study_spec import STUDIES_DIR, load_study, read_study
+from harness.resolve.run_spec import ResolvedRun, resolve_run
+from harness.resolve.study_spec import STUDIES_DIR, load_study, read_study
 
 NEEDS = {"ensemble": {"source_study": "chen_supervised"}, "pipeline": {"stages": [{"contrastive": "unsup"}]}}
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.method_models.base import MethodModel
 from harness.methods.pipeline import PipelineMethod
 from harness.methods.tasks import TaskMethod
+from harness.networks.base import MethodModel
 from harness.registry import METHODS, MODELS, get_model
 
 

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from harness.methods.preset import CONTRASTIVE_FIELDS, Preset
 from harness.registry import METHODS, register_method
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.stages.contrastive import CONTRASTIVE, ContrastiveStage, register_contrastive
 from harness.study.runner import run_study
 from harness.tracking.metric_names import metrics_of

@@ -9,7 +9,7 @@ import pytest
 
 from harness.config import RunConfig
 from harness.registry import METHODS
-from harness.spec.run_spec import resolve_run
+from harness.resolve.run_spec import resolve_run
 
 # method -> (fields to give so the run resolves, the paper's values it must then run with)
 EXPECTED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {  # fmt: skip
@@ -171,7 +171,7 @@ def test_what_the_cs224n_papers_do_not_state_is_marked_so_in_the_source() -> Non
     """Issue 42 item 7: best-dev model selection is stated by Chen 5.3 for the unsupervised settings only,
     by no paper for the minBERT baseline; Chen's dropout 0.3 (5.3) is the supervised MLP heads', so the
     three unsupervised strategies run the harness's head dropout, as `unsup_strategies` does."""
-    from harness.spec.study_spec import load_study
+    from harness.resolve.study_spec import load_study
 
     minbert = METHODS.get("multitask")
     assert minbert.run_defaults["keep_best"] is True

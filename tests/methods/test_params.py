@@ -9,10 +9,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from harness.encoders.dropout_views import ViewPasses
 from harness.errors import HarnessError
 from harness.methods.supcl_seq import SupCLSeqParams
-from harness.model.dropout_views import ViewPasses
-from harness.spec.run_spec import resolve_run
+from harness.resolve.run_spec import resolve_run
 from tests.helpers import harness_here
 
 
@@ -76,7 +76,7 @@ def test_supcl_seq_defaults_follow_the_paper_and_the_authors_view_is_an_option(
     tiny_bert: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness.data.cs224n import multitask_data
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
 
     run = resolve_run({"method": "supcl_seq", "views": [0.0, 0.2]})
     assert run.params.normalize is True and run.params.view_passes == "listed"  # footnote 2; section 2
@@ -104,7 +104,7 @@ def test_supcl_seq_probe_batch_is_the_notebooks_total(
     import random
 
     from harness.data.cs224n import multitask_data
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
 
     run = resolve_run({"method": "supcl_seq", **given})
     method = run.build(Encoder(str(tiny_bert), "cls", 32))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.spec.run_spec import resolve_run
+from harness.resolve.run_spec import resolve_run
 
 PRESET_AND_PIPELINE = [
     (

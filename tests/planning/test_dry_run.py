@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harness.planning.dry_run import describe_plan
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from tests.conftest import DATA
 from tests.helpers import tiny_study
 

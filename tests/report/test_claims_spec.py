@@ -1,5 +1,5 @@
 """The papers' claims in reports/<study>.yaml name rows the study's paper profile produces and metrics its
-runs log (their plans' final metrics, harness.spec.run_plan), checked on a frame of the paper profile's
+runs log (their plans' final metrics, harness.resolve.run_plan), checked on a frame of the paper profile's
 grid runs as the report builds it from real runs; and a plan's final metrics are what an evaluation
 really logs."""
 
@@ -32,8 +32,8 @@ from harness.report.claim_spec import (
 from harness.report.paper_support import UNKNOWN, paper_says
 from harness.report.paper_values import paper_rows
 from harness.report.spec import REPORTS_DIR, ReportSpec, load_spec
-from harness.spec.run_spec import ResolvedRun
-from harness.spec.study_spec import PAPER_PROFILE, load_study
+from harness.resolve.run_spec import ResolvedRun
+from harness.resolve.study_spec import PAPER_PROFILE, load_study
 
 SPECS = sorted(p.stem for p in REPORTS_DIR.glob("*.yaml"))
 WITH_CLAIMS = [s for s in SPECS if load_spec(s).claims]

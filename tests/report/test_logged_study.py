@@ -13,9 +13,9 @@ import yaml
 
 from harness.report.build import logged_paper_plans
 from harness.report.setting import paper_setting
-from harness.spec.paper_plans import PAPER_PLANS_ARTIFACT
-from harness.spec.run_plan import PLAN_ARTIFACT
-from harness.spec.study_spec import load_study
+from harness.resolve.paper_plans import PAPER_PLANS_ARTIFACT
+from harness.resolve.run_plan import PLAN_ARTIFACT
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.study_runs import trial_frame
 from harness.tracking.tracker import Tracker

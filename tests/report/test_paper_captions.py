@@ -82,7 +82,7 @@ def test_david_table_7_ten_epoch_supervised_cell_is_table_6s_no_head_model() -> 
     one 10-epoch SCL model the paper describes (cosine functions, 4.2.4): the study runs that model in the
     cell, trained as david_ensemble_members' member, and the report puts the paper's value under it."""
     from harness.report.parts.grid_table import GridTable
-    from harness.spec.study_spec import load_study
+    from harness.resolve.study_spec import load_study
 
     def flat(study: str, variant: str, epochs: int | None = None) -> dict:
         (run,) = [r for r in load_study(study, "paper").grid_runs() if r.flat()["variant"] == variant

@@ -8,8 +8,8 @@ import pandas as pd
 from harness.report.parts.runs_table import RunsTable, runs_latex
 from harness.report.setting import Setting, paper_setting
 from harness.report.tables import latex_label
-from harness.spec.paper_plans import PaperPlans, paper_plans
-from harness.spec.study_spec import load_study
+from harness.resolve.paper_plans import PaperPlans, paper_plans
+from harness.resolve.study_spec import load_study
 
 LIAO = {"STS12": 65.72, "Avg.": 69.18}
 

@@ -10,7 +10,7 @@ import pytest
 from harness.data.cs224n import multitask_data
 from harness.report.parts import projection as projection_module
 from harness.report.parts.projection import ARTIFACT, SENTIMENT, Projection, projection_figure, reduce_2d
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.tracker import Tracker
 from tests.helpers import child_runs, tiny_study

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from harness.report.parts.runs_table import RunsTable
 from harness.report.spec import load_spec
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 
 
 def _cell_settings(study: str) -> dict[tuple[str, float], set[str]]:

@@ -11,7 +11,7 @@ import yaml
 
 from harness.report import spec as spec_module
 from harness.report.build import build_report
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from tests.helpers import tiny_study
 

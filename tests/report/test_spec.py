@@ -2,7 +2,7 @@ import pandas as pd
 
 from harness.report.collect import row_labels
 from harness.report.spec import REPORTS_DIR, default_columns, load_spec
-from harness.spec.study_spec import STUDIES_DIR
+from harness.resolve.study_spec import STUDIES_DIR
 
 
 def test_the_default_columns_are_the_declared_members_of_sts_avg() -> None:
@@ -44,7 +44,7 @@ def test_every_reference_row_names_a_row_the_study_produces() -> None:
     from harness.report.collect import filter_runs
     from harness.report.parts.grid_table import GridTable
     from harness.report.parts.runs_table import RunsTable
-    from harness.spec.study_spec import load_study
+    from harness.resolve.study_spec import load_study
 
     def shown(value: object, rename: dict[str, str]) -> str:
         text = f"{value:g}" if isinstance(value, int | float) else str(value)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
+from harness.resolve.study_spec import load_study
 from harness.scoring.glue import glue_scores
-from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, item_rows, read_items
 from harness.study.runner import run_study

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
+from harness.resolve.run_spec import resolve_run
+from harness.resolve.study_spec import load_study
 from harness.scoring.registry import SCORERS
-from harness.spec.run_spec import resolve_run
-from harness.spec.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, read_items
 from harness.study.runner import run_study
@@ -147,8 +147,8 @@ def test_sst_supervision_scored_on_all_three_with_plain_cosine_pair_heads(
     from scipy.stats import pearsonr
 
     from harness.data.cs224n import multitask_data
+    from harness.encoders.encoder import Encoder
     from harness.evaluate.suite import SentenceEncoder
-    from harness.model.encoder import Encoder
 
     path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="chen-table-1", method="pipeline",
                       stages=[{"finetune": "sst", "heads_only": True, "max_steps": 2}], batch_size=4,
@@ -236,7 +236,7 @@ def test_train_as_dev_draws_training_rows(data_dir) -> None:  # noqa: ANN001
 
 @pytest.mark.slow
 def test_a_trial_logs_training_set_scores_beside_the_dev_scores(tmp_path, tiny_bert) -> None:  # noqa: ANN001
-    from harness.spec.study_spec import load_study
+    from harness.resolve.study_spec import load_study
     from harness.study.runner import run_study
     from harness.tracking.tracker import Tracker
     from tests.helpers import child_runs, tiny_study

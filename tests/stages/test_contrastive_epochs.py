@@ -54,7 +54,7 @@ def test_concurrent_steps_take_one_batch_of_each_data_set(data_dir: Path) -> Non
 
 
 def test_a_concurrent_steps_loss_is_the_mean_of_each_data_sets_own(data_dir: Path, tiny_bert: Path) -> None:
-    from harness.model.encoder import Encoder
+    from harness.encoders.encoder import Encoder
     from harness.stages.registry import StageContext
 
     spec = parse_stage({"contrastive": "unsup", "data": ["sst", "sts"], "mixing": "concurrent"})

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from harness.config import RunConfig
+from harness.encoders.encoder import Encoder
 from harness.errors import HarnessError
-from harness.model.encoder import Encoder
-from harness.spec.run_spec import resolve_run
+from harness.resolve.run_spec import resolve_run
 from harness.stages.contrastive import CONTRASTIVE, ContrastiveStage, register_contrastive
 from harness.stages.contrastive.base import info_nce_loss
 

@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from harness.data.glue import read_glue, supcon_labels
+from harness.encoders.dropout_views import model_dropout
+from harness.encoders.encoder import Encoder
 from harness.errors import HarnessError
 from harness.losses import supcon
-from harness.model.dropout_views import model_dropout
-from harness.model.encoder import Encoder
-from harness.spec.run_spec import resolve_run
-from harness.spec.study_spec import load_study
+from harness.resolve.run_spec import resolve_run
+from harness.resolve.study_spec import load_study
 from harness.stages.glue import glue_embed, glue_loss, glue_outputs
 from harness.stages.registry import parse_stage
 from harness.study.runner import run_study

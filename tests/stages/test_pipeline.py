@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.spec.run_spec import resolve_run
-from harness.spec.study_spec import load_study
+from harness.resolve.run_spec import resolve_run
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.metric_names import history, metrics_of
 from harness.tracking.tracker import Tracker
@@ -147,8 +147,8 @@ def test_each_pass_of_a_repeat_group_shuffles_as_the_next_epochs() -> None:
 )
 def test_stages_before_task_training_are_not_dev_scored(method: str, scored: list[bool], tiny_bert: Path,
                                                         data_dir: Path) -> None:  # fmt: skip
+    from harness.encoders.encoder import Encoder
     from harness.methods.base import DataSources
-    from harness.model.encoder import Encoder
 
     run = resolve_run({"method": method, "model": str(tiny_bert), "contrastive_limit": 16})
     module = run.build(Encoder(str(tiny_bert), "mean", 32))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.optuna_study import open_storage, open_study
 from harness.study.runner import run_study
 from harness.tracking.metric_names import metrics_of

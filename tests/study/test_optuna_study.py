@@ -8,7 +8,7 @@ import optuna
 import pytest
 
 from harness.errors import HarnessError
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from tests.helpers import child_runs, tiny_study
 

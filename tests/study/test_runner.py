@@ -15,7 +15,7 @@ from scipy.stats import spearmanr
 from harness.evaluate.tasks.sts import STS_TASKS
 from harness.fleet.recovery import MLFLOW_RUN
 from harness.report.build import build_report
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.stats.item_scores import point_scores
 from harness.stats.items import ARTIFACT, read_items
 from harness.study.optuna_study import open_storage

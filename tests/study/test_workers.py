@@ -9,7 +9,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState, create_trial
 
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study import workers
 from harness.tracking.tracker import Tracker
 from tests.helpers import tiny_study

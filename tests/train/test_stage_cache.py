@@ -13,7 +13,7 @@ import pytest
 import torch
 import yaml
 
-from harness.spec.study_spec import load_study
+from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from harness.tracking.metric_names import metrics_of
 from harness.train.stage_cache import StageCache, StageState, capture_rng

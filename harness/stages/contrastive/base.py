@@ -1,5 +1,5 @@
 """`contrastive` stages (SimCSE, Gao et al. 2021; Chen 4.1; David et al. 3.2; Phillips 3.4): an InfoNCE
-loss over the method's projection of the embedding (harness.model.projection_head; evaluated only with
+loss over the method's projection of the embedding (harness.encoders.projection_head; evaluated only with
 `mlp_at_test`), in-batch negatives. The stage's value names its variety, one file each in this folder:
 `unsup`, `sup_quora`, `sup_nli`, `sup_pairs`. Every variety takes the fields below; its own are in its
 file. A new contrastive objective is one file here (a `ContrastiveStage` subclass with its `examples`
@@ -186,7 +186,7 @@ class ContrastiveStage(StageSpec, TemperatureField):
             }
 
         def remember(planned: list[Any]) -> None:  # every sentence the stage's steps embed, tokenized once
-            from harness.model.token_store import strings
+            from harness.encoders.token_store import strings
 
             ctx.encoder.remember(strings(planned))
 
