@@ -118,6 +118,7 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     folder, _ = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)
     document = (folder / "report.tex").read_text()
     assert (folder / "report.pdf").is_file() or not latex
+    assert (folder / "study.yaml").is_file()  # the YAML as the study ran, beside its report
     for trial in opt.trials:  # a skipped row is named in the report with its reason
         if "skipped" in trial.user_attrs:
             assert f"Not in the tables: {trial.params['variant']}".replace("_", "\\_") in document

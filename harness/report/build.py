@@ -61,6 +61,7 @@ def write_study(
     (harness.resolve.paper_plans), so a report of a study whose file changed since builds the same; `data_dir`
     only for parts that print examples."""
     frame, parent = trial_frame(tracker, study, profile)
+    logged_study_file(tracker, parent.info.run_id, folder)  # the YAML as it ran, kept beside the report
     plans = logged_paper_plans(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
     spec = load_spec(origin, list(frame.columns), varying_params(frame))
