@@ -22,14 +22,20 @@ from harness.tracking.tracker import Tracker
 from tests.helpers import tiny_study
 
 
+def _with_a_paper_profile(folder: Path, tiny_bert: Path, name: str) -> Path:
+    """The tests' tiny study (its profile: max_steps 4) with a paper profile of max_steps 8."""
+    path = Path(tiny_study(folder, tiny_bert, {"lambda": [0.1]}, name=name))
+    config = yaml.safe_load(path.read_text())
+    config["profiles"]["paper"] = {"base": {"max_steps": 8}}
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
 @pytest.mark.slow
 def test_the_paper_setting_is_the_one_the_runs_were_made_against(
     tmp_path: Path, tiny_bert: Path, harness_home: Path
 ) -> None:
-    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="logged"))
-    config = yaml.safe_load(path.read_text())
-    config["profiles"]["paper"] = {"base": {"max_steps": 8}}
-    path.write_text(yaml.safe_dump(config))
+    path = _with_a_paper_profile(tmp_path, tiny_bert, "logged")
     study = load_study(str(path))
     run_study(study, progress=False)  # the tiny profile: max_steps 4
 
@@ -54,10 +60,7 @@ def test_the_paper_setting_is_the_one_the_runs_were_made_against(
 def test_a_parent_from_before_the_plans_is_read_from_its_logged_study_yaml(
     tmp_path: Path, tiny_bert: Path, harness_home: Path
 ) -> None:
-    path = Path(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1]}, name="older"))
-    config = yaml.safe_load(path.read_text())
-    config["profiles"]["paper"] = {"base": {"max_steps": 8}}
-    path.write_text(yaml.safe_dump(config))
+    path = _with_a_paper_profile(tmp_path, tiny_bert, "older")
     tracker = Tracker()
     experiment = tracker.experiment_id("older-parent")
     parent = tracker.open_parent(experiment, None, "older (tiny)", {"study": "older"})
