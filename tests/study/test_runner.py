@@ -134,7 +134,8 @@ def test_failing_trial_is_recorded_and_study_goes_on(tmp_path: Path, tiny_bert: 
 
 
 def _start(yaml_path: str, home: Path) -> Launched:
-    # each trial waits 3 s once its MLflow run is recorded (signals.pause_at): the signal lands in a trial
+    # each trial waits 3 s once its MLflow run is recorded (tests/pauses.py, at the pause point
+    # trial_started): the signal lands in a trial
     env = {"HARNESS_HOME": str(home), "HARNESS_PAUSE_AT": "trial_started=3"}
     return launch(["run-study", yaml_path, "--no-progress"], home.parent / "run-study.log", env)
 

@@ -1,0 +1,83 @@
+"""The fault layer around a trial (harness.fleet.trial_ending), on a real MLflow store: however the trial
+ends, its run ends FINISHED, FAILED or KILLED with the reason, never RUNNING; and what ended it is put on
+its Optuna trial."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import optuna
+import pytest
+
+from harness.errors import ServiceUnavailable, TrialSkipped
+from harness.fleet.recovery import INTERRUPTED, TAKEN_OVER, TrialTakenOver
+from harness.fleet.signals import Terminated
+from harness.fleet.trial_ending import run_ends_with_the_trial, told_to_the_study
+from harness.tracking.tracker import LoggedRun, Tracker
+
+
+def _run(tracker: Tracker) -> LoggedRun:
+    experiment = tracker.experiment_id("ending")
+    parent = tracker.open_parent(experiment, None, "study (tiny)", {})
+    return tracker.start_child(experiment, parent, "trial 0", {})
+
+
+ENDINGS = [
+    (KeyboardInterrupt(), "KILLED", "interrupted (Ctrl-C); re-run the study to run this trial again"),
+    (Terminated(), "KILLED", "terminated by SIGTERM; re-run the study to run this trial again"),
+    (ServiceUnavailable("Optuna database gone", "database"), "KILLED", "stopped: Optuna database gone"),
+    (
+        TrialSkipped("no GloVe vectors: give glove_path"),
+        "KILLED",
+        "skipped: no GloVe vectors: give glove_path",
+    ),
+    (optuna.TrialPruned("pruned at step 4 (dev score 0.5)"), "KILLED", "pruned at step 4 (dev score 0.5)"),
+    (TrialTakenOver(TAKEN_OVER), "KILLED", TAKEN_OVER),
+    (ValueError("bad value\nsecond line"), "FAILED", "ValueError: bad value"),
+]
+
+
+@pytest.mark.parametrize(
+    ("raised", "status", "error"), ENDINGS, ids=[type(e).__name__ for e, _, _ in ENDINGS]
+)
+def test_the_run_ends_as_the_trial_does(
+    harness_home: Path, tmp_path: Path, raised: BaseException, status: str, error: str
+) -> None:
+    tracker = Tracker()
+    run = _run(tracker)
+    with pytest.raises(type(raised)), run_ends_with_the_trial(run, still_ours=lambda: True):
+        raise raised
+    ended = tracker.get_run(run.run_id)
+    assert (ended.info.status, ended.data.tags.get("error")) == (status, error)
+    if status == "FAILED":  # a failure keeps its traceback
+        assert "ValueError: bad value" in tracker.download(run.run_id, "error.txt", tmp_path).read_text()
+
+
+def test_a_trial_that_ends_well_is_finished_unless_another_process_took_it(harness_home: Path) -> None:
+    tracker = Tracker()
+    run = _run(tracker)
+    with run_ends_with_the_trial(run, still_ours=lambda: True):
+        pass
+    assert tracker.get_run(run.run_id).info.status == "FINISHED"
+    taken = _run(tracker)
+    with pytest.raises(TrialTakenOver), run_ends_with_the_trial(taken, still_ours=lambda: False):
+        pass
+    ended = tracker.get_run(taken.run_id)
+    assert (ended.info.status, ended.data.tags["error"]) == ("KILLED", TAKEN_OVER)
+
+
+def test_what_ended_a_trial_is_put_on_its_optuna_trial(tmp_path: Path) -> None:
+    study = optuna.create_study()
+    said: list[str] = []
+    for raised in (KeyboardInterrupt(), TrialSkipped("no vectors"), RuntimeError("boom")):
+        trial = study.ask()
+        with pytest.raises(type(raised)), told_to_the_study(trial, said.append):
+            raise raised
+        attrs = study.trials[-1].user_attrs  # read back from the storage
+        expected = {
+            KeyboardInterrupt: {INTERRUPTED: True},
+            TrialSkipped: {"skipped": "no vectors"},
+            RuntimeError: {"error": "RuntimeError: boom"},
+        }[type(raised)]
+        assert attrs == expected
+    assert said == ["trial 1 skipped: no vectors", "trial 2 failed: RuntimeError: boom"]
