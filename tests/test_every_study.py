@@ -19,6 +19,7 @@ from harness.report.parts.runs_table import RunsTable
 from harness.report.spec import load_spec
 from harness.resolve.study_spec import STUDIES_DIR, load_study
 from harness.study.runner import run_study
+from tests.conftest import DATA
 
 STUDIES = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
 SOURCES = {
@@ -97,6 +98,29 @@ def _logs_its_plan(opt: Any, folder: Path) -> None:
         assert set(plan["metrics"]) <= logged, (trial.number, set(plan["metrics"]) - logged)
 
 
+def _the_dry_run_counted_its_steps(study: Any, opt: Any) -> None:
+    """Issue 58 item 3: the dry run's step count of every trial that trains is a number, and the number
+    of steps the trial took."""
+    from harness.fleet.recovery import MLFLOW_RUN
+    from harness.methods.base import DataSources
+    from harness.planning.dry_run import planned_steps
+    from harness.tracking.metric_names import metrics_of
+    from harness.tracking.tracker import Tracker
+
+    tracker = Tracker()
+    for trial in opt.trials:
+        run = study.resolve(trial.params)
+        if "skipped" in trial.user_attrs or not run.method.trains:
+            continue
+        planned = planned_steps(run, run.method.load_train_data(run, DataSources(DATA, None)))
+        taken = metrics_of(tracker.get_run(trial.user_attrs[MLFLOW_RUN]))["train.steps"]
+        assert planned.lstrip("~").isdigit() and int(planned.lstrip("~")) == taken, (
+            trial.params,
+            planned,
+            taken,
+        )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STUDIES)
 def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
@@ -113,6 +137,7 @@ def test_the_study_runs_on_the_tiny_bert_and_its_report_is_built(
     assert states == {"COMPLETE"}, [(t.state.name, t.user_attrs) for t in opt.trials]
     assert len(opt.trials) == study.n_trials
     _logs_its_plan(opt, tmp_path)
+    _the_dry_run_counted_its_steps(study, opt)
 
     latex = shutil.which("pdflatex") is not None  # where it is installed, the PDF must build too
     folder, _ = build_report(name, None, str(tmp_path / "reports"), None, pdf=latex)

@@ -127,7 +127,7 @@ def test_dry_run_of_the_smoke_profile_counts_its_steps() -> None:
     result = harness("run-study", "lambda_tau_sweep", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert "profile smoke" in result.stdout.splitlines()[0]
-    assert result.stdout.count("steps 20") == 4 and "training steps in all: 80" in result.stdout
+    assert result.stdout.count("steps 20") == 4 and "training steps to run: 80" in result.stdout
 
 
 def test_dry_run_says_what_a_paper_profile_needs_from_the_hub() -> None:

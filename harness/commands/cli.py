@@ -24,6 +24,7 @@ from harness.program import as_invoked
 
 if TYPE_CHECKING:  # heavy: imported by the commands that need them
     import optuna
+    from optuna.storages import BaseStorage
 
     from harness.resolve.derived import Identity
     from harness.resolve.study_spec import ResolvedStudy
@@ -153,6 +154,7 @@ def cli() -> None:
     help="start over: delete the Optuna study and its earlier MLflow runs first (after a YAML edit: the "
     "study itself, instead of running a derived one)",
 )
+@click.option("--yes", "-y", is_flag=True, help="with --fresh: delete finished trials without asking")
 @click.option("--retry-failed", is_flag=True, help="also re-run trials that failed with an error")
 @click.option(
     "--dry-run", is_flag=True, help="print every trial's fields, steps and needs (hub, files); write nothing"
@@ -171,6 +173,7 @@ def run_study_cmd(
     tracking_uri: str | None,
     data_dir: str | None,
     fresh: bool,
+    yes: bool,
     retry_failed: bool,
     dry_run: bool,
     sets: tuple[str, ...],
@@ -189,10 +192,18 @@ def run_study_cmd(
         from harness.data.paths import resolve_data_dir
         from harness.planning.dry_run import describe_plan
 
-        identity = _identity_if_stored(resolved, storage, fresh)
+        identity, opened = _identity_if_stored(resolved, storage, fresh)
         if identity.reason:
             click.echo(identity.reason)
-        for line in describe_plan(identity.study, resolve_data_dir(data_dir)):
+        from harness.study.optuna_study import finished_points
+
+        finished = finished_points(opened, identity.study.optuna_name) if opened is not None else []
+        if fresh and finished:
+            click.echo(f"--fresh would delete study {identity.study.optuna_name} here, with its "
+                       f"{len(finished)} finished trial(s), and soft-delete their MLflow runs; all would "
+                       "run again")  # fmt: skip
+            finished = []
+        for line in describe_plan(identity.study, resolve_data_dir(data_dir), finished):
             click.echo(line)
         return
     from harness.resolve.derived import identify
@@ -209,6 +220,8 @@ def run_study_cmd(
     if identity.reason:
         click.echo(identity.reason)
     resolved = identity.study
+    if fresh and not yes and sys.stdin.isatty():
+        _confirm_fresh(resolved, checked.storage)
     _announce(resolved, profile)
     from harness.fleet.signals import sigterm_as_interrupt
     from harness.study.optuna_study import failed_trials, unfinished
@@ -305,25 +318,41 @@ def _home_to_make(storage: str | None, tracking_uri: str | None) -> str:
     return f"store: no {FOLDER}/ here or above; making {home} (HARNESS_HOME names another place)"
 
 
-def _identity_if_stored(resolved: ResolvedStudy, storage: str | None, fresh: bool) -> Identity:
-    """The study a dry run describes: the derived one where the storage already holds this study's name
-    with another configuration. Reads an existing storage only (a dry run writes nothing)."""
+def _confirm_fresh(study: ResolvedStudy, storage: BaseStorage) -> None:
+    """On a terminal, `--fresh` over finished trials asks first (`--yes`: it does not)."""
+    from harness.study.optuna_study import finished_points
+
+    finished = len(finished_points(storage, study.optuna_name))
+    if finished:
+        asked = (f"--fresh deletes study {study.optuna_name} with its {finished} finished trial(s) and "
+                 "soft-deletes their MLflow runs; go on?")  # fmt: skip
+        if not click.confirm(asked):
+            click.echo("nothing deleted: without --fresh the study resumes where it is", err=True)
+            raise SystemExit(1)
+
+
+def _identity_if_stored(
+    resolved: ResolvedStudy, storage: str | None, fresh: bool
+) -> tuple[Identity, BaseStorage | None]:
+    """The study a dry run describes (the derived one where the storage already holds this study's name
+    with another configuration) and the opened storage (None: nothing stored yet, or a database server).
+    Reads an existing storage only (a dry run writes nothing)."""
     from harness.places import default_storage
     from harness.resolve.derived import Identity, identify
 
     spec = storage or default_storage()
     sqlite = spec.removeprefix("sqlite:///") if spec.startswith("sqlite:///") else None
     if "://" not in spec and not Path(spec).is_file() or sqlite is not None and not Path(sqlite).is_file():
-        return identify(resolved, None, fresh)  # nothing stored yet (and no file made to look)
+        return identify(resolved, None, fresh), None  # nothing stored yet (and no file made to look)
     if "://" in spec and sqlite is None:  # a database server: opening may create its tables
-        return Identity(resolved)
+        return Identity(resolved), None
     from harness.study.optuna_study import open_storage
 
     try:
         opened = open_storage(spec, create=False)
     except HarnessError:
-        return Identity(resolved)
-    return identify(resolved, opened, fresh)
+        return Identity(resolved), None
+    return identify(resolved, opened, fresh), opened
 
 
 def _announce(resolved: ResolvedStudy, profile: str | None) -> None:

@@ -9,9 +9,10 @@ a step budget shorter than the epochs makes it exact."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
 from typing import Any, cast
 
@@ -40,7 +41,9 @@ def _units(data: Any) -> tuple[int, bool] | None:
     the data has no length. SNLI groups count their pairs (batch_size counts pairs) and are packed whole."""
     if not isinstance(data, Sized) or isinstance(data, str | bytes):
         return None
-    items = cast(Iterable[Any], data)  # sized data iterates too (a sequence, or by index)
+    if not isinstance(data, Iterable):  # a GLUE split: one example an index, batched as slices
+        return len(data), True
+    items = cast(Iterable[Any], data)
     head = [item for _, item in zip(range(5), items, strict=False)]
     if head and all(isinstance(item, list) for item in head):
         return sum(len(item) for item in items), False
@@ -75,8 +78,14 @@ def planned_steps(run: ResolvedRun, data: Any) -> str:
     return f"{total}" if exact else f"~{total}"
 
 
-def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
-    """Lines for the terminal: a header, then per trial its searched values, steps and needs."""
+def point_key(values: dict[str, Any]) -> str:
+    """A grid point's searched values as one comparable key (Optuna's stored params or the grid's)."""
+    return json.dumps({k: values[k] for k in sorted(values)}, default=str)
+
+
+def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[str, Any]] = ()) -> list[str]:
+    """Lines for the terminal: a header, then per trial its searched values, steps and needs; the grid
+    points among `finished` (the stored study's finished trials) are marked done and not counted."""
     from harness.methods.base import DataSources
 
     os.environ.update(OFFLINE)  # a dry run downloads nothing: what fails offline needs the hub
@@ -113,10 +122,16 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
             f"trial numbers as a new study gives them (Optuna shuffles the grid, seed {grid_seed(study)}; "
             "several --workers start them in any order)"
         )
-    total_known = 0
+    done = {point_key(values) for values in finished}
+    total_known = done_count = 0
     for number, index in enumerate(order):
         run = runs[index]
         values = dict(zip(grid, _combo(grid, index), strict=True)) if grid else {}
+        shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(the base)"
+        if point_key(values) in done:
+            done_count += 1
+            lines.append(f"  trial {number}: {shown}  done (finished here before; not run again)")
+            continue
         needs, steps, sources = model_needs(run), "?", DataSources(data_dir, None)
         if not run.method.trains:
             steps = "0"
@@ -129,10 +144,13 @@ def describe_plan(study: ResolvedStudy, data_dir: Path) -> list[str]:
                     f"training data: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"
                 )
         total_known += int(steps.lstrip("~")) if steps.lstrip("~").isdigit() else 0
-        shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(the base)"
         need = f"  needs: {'; '.join(needs)}" if needs else ""
         lines.append(f"  trial {number}: {shown}  steps {steps}{need}")
-    lines.append(f"training steps in all: {total_known} (where known); {_device_line()}")
+    if done_count:
+        lines.append(
+            f"{done_count} of {len(runs)} trial(s) already done here; {len(runs) - done_count} to run"
+        )
+    lines.append(f"training steps to run: {total_known} (where known); {_device_line()}")
     return lines
 
 

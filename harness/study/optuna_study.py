@@ -350,3 +350,14 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
 
 def _key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+def finished_points(storage: BaseStorage, optuna_name: str) -> list[dict[str, Any]]:
+    """The searched values of every trial of the stored study `optuna_name` that finished (complete or
+    pruned: a re-run does not run it again); none where the storage holds no such study."""
+    try:
+        stored = storage.get_study_id_from_name(optuna_name)
+    except KeyError:
+        return []
+    ended = (TrialState.COMPLETE, TrialState.PRUNED)
+    return [dict(t.params) for t in storage.get_all_trials(stored, deepcopy=False, states=ended)]
