@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.methods.base import DataSources
 from harness.planning.cost import Calibrator, TrialCost, trial_cost
-from harness.planning.dry_run import OFFLINE, _combo
+from harness.planning.dry_run import OFFLINE, _combo, grid_order
 from harness.resolve.study_spec import ResolvedStudy
 
 
@@ -65,12 +66,17 @@ def study_plan(study: ResolvedStudy, data_dir: Path, calibrator: Calibrator) -> 
     runs = study.grid_runs()
     repeat = study.n_trials if study.sampler != "grid" else 1
     costs: list[tuple[int, dict, TrialCost | str]] = []
-    for number, run in enumerate(runs):
-        values = dict(zip(grid, _combo(grid, number), strict=True)) if grid else {}
+    order = grid_order(study) if study.sampler == "grid" and grid else list(range(len(runs)))
+    for number, index in enumerate(order):  # numbered as the run numbers them (as the dry run does)
+        values = dict(zip(grid, _combo(grid, index), strict=True)) if grid else {}
         try:
-            costs.append((number, values, trial_cost(run, data_dir, calibrator)))
+            estimate = trial_cost(runs[index], data_dir, calibrator)
         except (HarnessError, OSError) as exc:
             costs.append((number, values, str(exc).splitlines()[0]))
+            continue
+        if not runs[index].method.trains:  # e.g. GloVe: what it needs, and that it is skipped without it
+            estimate.notes += runs[index].method.needs(runs[index], DataSources(data_dir))
+        costs.append((number, values, estimate))
     estimated = [c for _, _, c in costs if isinstance(c, TrialCost) and c.stages]  # trials that train
     shared = set.intersection(*(set(c.notes) for c in estimated)) if estimated else set()
     lines += [f"  every trial: {note}" for note in sorted(shared)]

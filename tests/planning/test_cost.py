@@ -151,3 +151,40 @@ def test_the_transfer_tasks_classifier_fits_are_timed(
         ["TREC"], 32, "pytorch", "prototyping", torch.device("cpu"), data_dir
     )
     assert one_round > 0 and transfer_cost.ROUNDS == {"rmsprop": 7, "adam": 8}
+
+
+@pytest.mark.slow
+def test_the_plan_numbers_trials_as_the_dry_run_and_the_run_do(
+    tmp_path: Path, tiny_bert: Path, data_dir: Path
+) -> None:
+    """Issue 58 item 3: `harness plan` and `--dry-run` give each grid point the number the run gives it
+    (Optuna's shuffled grid), not the YAML's order."""
+    import re
+
+    from harness.planning.cost_lines import study_plan
+    from harness.planning.dry_run import describe_plan
+
+    path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3, 0.5, 0.7]}, name="order", max_steps=1)
+    study = load_study(path)
+    calibrator = Calibrator(__import__("torch").device("cpu"), steps=1)
+    planned, _ = study_plan(study, data_dir, calibrator)
+    numbered = re.compile(r"^  trial (\d+): (\S+)  steps")
+    by_plan = dict(m.groups() for line in planned if (m := numbered.match(line)))
+    by_dry_run = dict(m.groups() for line in describe_plan(study, data_dir) if (m := numbered.match(line)))
+    assert by_plan == by_dry_run and len(by_plan) == 4
+    assert list(by_plan.values()) != [f"lambda={v}" for v in (0.1, 0.3, 0.5, 0.7)]  # shuffled, as Optuna does
+
+
+def test_the_plan_names_a_row_that_will_be_skipped(
+    tmp_path: Path, tiny_bert: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GloVe row without vectors: the plan says it is skipped, and why (issue 58 item 3)."""
+    from harness.planning.cost_lines import study_plan
+
+    monkeypatch.delenv("HARNESS_GLOVE_PATH", raising=False)
+    path = tiny_study(tmp_path, tiny_bert, {"seed": [1]}, name="glove-row", method="glove")
+    planned, _ = study_plan(
+        load_study(path), data_dir, Calibrator(__import__("torch").device("cpu"), steps=1)
+    )
+    (row,) = [line for line in planned if line.startswith("  trial 0:")]
+    assert "trains nothing" in row and "without them the trial is skipped" in row
