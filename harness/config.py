@@ -66,7 +66,11 @@ class RunConfig(BaseModel):
         description="dev evaluations every N steps of a stage, or at the end of each epoch ('epoch'); "
         "always at the end of a stage",
     )
-    keep_best: bool = Field(True, description="evaluate the checkpoint with the best dev score")
+    keep_best: bool = Field(
+        True,
+        description="evaluate the checkpoint with the best dev score (false: the last step's model, whose "
+        "dev score is then the objective)",
+    )
     objective_metric: str | None = Field(
         None, description="the dev score that ranks trials and checkpoints; unset: the scorer's default"
     )

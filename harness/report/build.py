@@ -74,6 +74,9 @@ def write_study(
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
     notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
+    if "keep_best" in frame.columns and frame["keep_best"].astype(str).eq("False").any():
+        notes.append("Runs with keep_best false are tested on their last step's model; their objective "
+                     "is that model's dev score, not the best one seen (dev.*.best).")  # fmt: skip
     notes += [f"The paper's own numbers disagree: {m} (harness/report/aggregate_check.py)."
               for m in check_tables(spec.tables)]  # fmt: skip
     seeds = dict(zip(frame.run_id, frame["seed"], strict=True)) if "seed" in frame.columns else {}

@@ -38,7 +38,7 @@ SCORES = {
     "acc": "accuracy (%)", "f1": "F1 (%)", "mcc": "MCC x 100", "loss": "loss", "overall": "overall score",
     "overall_r01": "overall score ((r + 1) / 2 for STS)",
     "devacc": "validation accuracy (%)", "devavg": "mean validation accuracy (%)",
-    "objective": "objective (best dev score)", "seconds": "seconds",
+    "objective": "objective (dev score of the tested model)", "seconds": "seconds",
 }  # fmt: skip
 SECTIONS = {"dev": "dev", "train": "training", "train_set": "train-set"}
 

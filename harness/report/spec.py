@@ -85,8 +85,8 @@ def default_columns(aggregate: str = "STS.avg") -> dict[str, str]:
 def default_spec(study: str, metrics: list[str], varying: list[str]) -> ReportSpec:
     """A study without `reports/<study>.yaml` (a researcher's own): one row per configuration labelled by
     the params that differ between trials (seeds averaged in one row), and as columns the final STS scores
-    the runs have (STS12-16, STS-B, SICK-R, Avg.), else their dev scores, with the best dev score (the
-    objective) first."""
+    the runs have (STS12-16, STS-B, SICK-R, Avg.), else their dev scores, with the best dev score seen in
+    training first."""
     columns = {name: metric for name, metric in default_columns().items() if metric in metrics}
     dev = {_dev_name(m): m for m in sorted(metrics) if m.startswith("dev.") and m.endswith(".best")}
     if not columns:
@@ -96,7 +96,7 @@ def default_spec(study: str, metrics: list[str], varying: list[str]) -> ReportSp
     label = label or ("all seeds" if "seed" in varying else "trial {trial}")
     caption = (
         "Scores of each configuration (runs that differ only in their seed share a row: mean $\\pm$ std, n): "
-        "the best dev score (the objective), then the final tasks; STS and SentEval scores x 100, CS224N "
+        "the best dev score seen in training, then the final tasks; STS and SentEval scores x 100, CS224N "
         "scores as fractions."
     )
     from harness.report.parts.runs_table import RunsTable

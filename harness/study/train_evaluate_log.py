@@ -94,8 +94,9 @@ def build(run_spec: ResolvedRun, ctx: TrialContext, run: LoggedRun) -> Built:
 
 
 def train_logged(built: Built, ctx: TrialContext, report: Callable[[int, float], None]) -> TrainOutcome:
-    """Train the model, logging its curves, its dev scores and the objective (the best dev score so far:
-    its curve in the UI) at each evaluation, and reporting each dev score to the study (its pruner)."""
+    """Train the model, logging its curves, its dev scores and the objective (the dev score of the model
+    the trial would test now: the best so far with keep_best, else the latest; its curve in the UI) at each
+    evaluation, and reporting each dev score to the study (its pruner)."""
     config, run, scorer = built.run_spec.settings, built.run, built.scorer
     latest: dict[str, float] = {}
 
@@ -121,8 +122,8 @@ def train_logged(built: Built, ctx: TrialContext, report: Callable[[int, float],
             best[0] = max(best[0], stages_cache.reused[1].best)
         best[0] = max(best[0], score) if math.isfinite(score) else best[0]
         # the objective with the first dev scores: a trial's first stored metric
-        # (harness.tracking.metric_names)
-        run.log_metrics({OBJECTIVE: best[0], **latest}, step=step)
+        # (harness.tracking.metric_names); without keep_best the model tested is the latest, and so is it
+        run.log_metrics({OBJECTIVE: best[0] if config.keep_best else score, **latest}, step=step)
         report(step, score)
 
     def on_metrics(step: int, metrics: dict[str, float]) -> None:
@@ -164,7 +165,7 @@ def log_results(
     final = {
         **metrics,
         f"{scorer.target_metric}.best": outcome.best_dev,
-        OBJECTIVE: outcome.best_dev,  # the trial's Optuna value: the last point of its curve
+        OBJECTIVE: outcome.tested_dev,  # the Optuna value, the last point of its curve: the tested model's
         "train.best_step": outcome.best_step,
         "train.steps": outcome.steps,
         "train.seconds": outcome.seconds,
@@ -177,7 +178,7 @@ def log_results(
         _log_resamples(run, record)
     for name, array in scorer.arrays().items():  # e.g. SST dev embeddings (Phillips Fig. 3)
         run.log_array(array, name)
-    if built.run_spec.settings.save_model or ctx.keep_model(outcome.best_dev):
+    if built.run_spec.settings.save_model or ctx.keep_model(outcome.tested_dev):
         _save_model(run, built.encoder, built.embedder)
     return final
 

@@ -22,6 +22,10 @@ from harness.study.train_evaluate_log import train_evaluate_log
 from harness.tracking.metric_names import OBJECTIVE
 from harness.tracking.tracker import Tracker, git_commit, package_versions
 
+# which model the objective (the Optuna value) is the dev score of: always the one the trial tests
+TESTED = {True: "the best dev checkpoint (keep_best), the model tested",
+          False: "the last step's model (keep_best: false), the model tested"}  # fmt: skip
+
 
 @dataclass
 class TrialContext:
@@ -66,6 +70,7 @@ def trial_tags(run_spec: ResolvedRun, ctx: TrialContext, number: int) -> dict[st
         "threads": str(ctx.threads or torch.get_num_threads()),
         **hardware_tags(pick_device(config.device), config.precision),
         **({"variant": run_spec.variant} if run_spec.variant else {}),
+        "objective.of": TESTED[config.keep_best],
         **paper_default_tags(run_spec),
         **ctx.study_tags,
     }

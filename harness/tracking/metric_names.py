@@ -21,7 +21,8 @@ unchanged: those of the first scheme (dotted names only) and those that kept the
 `test/` section (`test/STS12.pearson`; it sorted before `train/`, so ~30 one-point charts came before
 the curves), so every report spec works on old and new runs alike.
 
-`objective` is logged with the first dev scores (the best dev score so far, at each dev evaluation; its
+`objective` is logged with the first dev scores (the best dev score so far, at each dev evaluation, or
+with `keep_best: false` the latest: the dev score of the model the trial tests; its
 last point is the Optuna value) and flushed before the training curves buffered until then
 (harness.tracking.tracker.LoggedRun), so that it is each trial's first stored metric: MLflow 3.17's compare
 page opens its parallel-coordinates chart on the first metric the runs share, in the order the store returns
@@ -59,7 +60,8 @@ FAMILIES = (
     Family("best", "best", "a study's best objective (its parent run)"),
     Family("seconds", "seconds", "`harness eval`'s seconds, per task and for encoding"),
     Family("claims", "claims", "a report's verdict counts (the study's parent run)"),
-    Family(OBJECTIVE, None, "the trial's best dev score so far; its last point is the Optuna value"),
+    Family(OBJECTIVE, None, "the dev score of the model the trial would test now (the best so far with "
+           "keep_best, else the latest); its last point is the Optuna value"),
 )  # fmt: skip
 FINAL_SCORES = (
     "final scores, no section: `<task>.<score>` for a registered evaluation task and one of its scores, or "

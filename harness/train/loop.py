@@ -82,6 +82,8 @@ class TrainOutcome:
     best_step: int
     steps: int
     seconds: float
+    tested_dev: float = -math.inf  # the dev score of the weights the trial tests: the best (keep_best), else
+    # the last step's (issue 58 item 4: the objective describes the model that was tested)
 
 
 def adamw(
@@ -137,6 +139,7 @@ class Progress:
     best: float = -math.inf
     best_step: int = 0
     best_state: dict[str, torch.Tensor] | None = None
+    latest: float = -math.inf  # the last dev score (the end of the last stage is always evaluated)
 
 
 def reseed(seed: int) -> None:
@@ -182,11 +185,12 @@ def train(
             _run_stage(loop, index, state)
         index += 1
     if not stages:  # nothing to train (an ensemble): score once
-        state.best = dev_score()
+        state.best = state.latest = dev_score()
         on_dev(0, state.best)
     if config.keep_best and state.best_state is not None and state.best_step != state.step:
         model.load_state_dict(state.best_state)
-    return TrainOutcome(state.best, state.best_step, state.step, time.perf_counter() - start)
+    tested = state.best if config.keep_best else state.latest
+    return TrainOutcome(state.best, state.best_step, state.step, time.perf_counter() - start, tested)
 
 
 @dataclass
@@ -260,7 +264,7 @@ def _run_stage(loop: _Loop, index: int, state: Progress) -> None:
         last = index == len(stages) - 1 and stage_step == total
         if last or (stage.scored and evaluates_now(stage_step, total, per_epoch, config.eval_every)):
             bar.set_postfix({**postfix, "now": "evaluating dev"}, refresh=True)  # a dev pass takes seconds
-            score = dev_score()
+            score = state.latest = dev_score()
             if score > state.best:
                 state.best, state.best_step = score, state.step
                 if config.keep_best and not last:
