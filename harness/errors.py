@@ -43,9 +43,22 @@ class TrialSkipped(HarnessError):
     runner prunes it and prints the one-line message, which says what to give, and goes on."""
 
 
+# what other tools call the harness's fields (Hugging Face's TrainingArguments, sentence-transformers)
+SYNONYMS = {"learning_rate": "lr", "per_device_train_batch_size": "batch_size",
+            "train_batch_size": "batch_size", "num_train_epochs": "epochs", "num_epochs": "epochs",
+            "max_length": "max_seq_length",
+            "max_len": "max_seq_length", "warmup_steps": "warmup_ratio", "temp": "temperature",
+            "eval_steps": "eval_every", "per_device_eval_batch_size": "eval_batch_size",
+            "metric_for_best_model": "objective_metric", "load_best_model_at_end": "keep_best"}  # fmt: skip
+
+
 def did_you_mean(name: str, known: Iterable[str], otherwise: str, cutoff: float = 0.5) -> str:
-    """ "did you mean a, b?" for the names closest to `name`, else `otherwise`."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=cutoff)
+    """ "did you mean a, b?" for the names closest to `name` (or the harness's name for another tool's,
+    `learning_rate` -> `lr`), else `otherwise`."""
+    known = list(known)
+    if SYNONYMS.get(name) in known:
+        return f"did you mean {SYNONYMS[name]}?"
+    close = difflib.get_close_matches(name, known, n=3, cutoff=cutoff)
     return f"did you mean {', '.join(close)}?" if close else otherwise
 
 

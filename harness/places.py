@@ -109,7 +109,7 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
             reason = getattr(exc, "reason", exc)
             raise HarnessError(
                 f"MLflow server {shown} is not reachable ({reason}); start it (`mlflow server --host "
-                "127.0.0.1 --port 5000`) or give another --tracking-uri"
+                f"127.0.0.1 --port {_port(uri)}`) or give another --tracking-uri"
             ) from None
         check_credentials(uri, timeout)
     elif uri.startswith("sqlite:///"):
@@ -181,3 +181,11 @@ def check_credentials(uri: str, timeout: float = 5.0) -> None:
             raise refused(mask_password(uri), exc.code) from None
     except OSError:
         pass  # it answered /health a moment ago; the command's own requests say what is wrong
+
+
+def _port(uri: str) -> int:
+    """The port a server at `uri` listens on (the URL's, else its scheme's)."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(uri)
+    return parsed.port or (443 if parsed.scheme == "https" else 80)

@@ -58,7 +58,8 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(
     assert "\r" not in out + result.stderr and "\x1b[" not in out + result.stderr  # no bars off a terminal
     assert "best: trial " in out and "(the objective)" in out
     assert "next: `harness report my_simcse`" in out
-    assert f"`harness run-study {path}`" in out  # no --profile for a study that has none
+    assert "resume or finish later" not in out  # every trial done: nothing to resume (issue 58 item 7)
+    assert load_study(str(path)).command(target=str(path)) == f"harness run-study {path}"  # no --profile
     assert "browse: `harness ui`, then http://127.0.0.1:5000/#/experiments/" in out
     assert "workflowType=machine_learning" in out
     runs = child_runs("my_simcse")
@@ -97,6 +98,7 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(
         assert scored and not any(k.startswith("STS12") or "STS12" in k for k in metrics_of(run))
     report = harness_here("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
     assert report.returncode == 0, report.stderr
+    assert "Downloading artifacts" not in report.stdout + report.stderr  # MLflow's bars: a terminal's only
     assert (tmp_path / "reports" / "my_simcse" / "runs.csv").is_file()
     listed = harness("studies").stdout  # shipped studies only: this one lives in tmp_path
     assert "finished here" in listed

@@ -403,7 +403,10 @@ def _study_outcome(
         if "seed" in resolved.search:
             seeds = ", ".join(str(s) for s in best.seeds)
             trials = ", ".join(str(t) for t in best.trials)
-            spread = f"mean {best.mean:.4g} +- {best.std:.2g} std, n={len(best.values)}"
+            n = len(best.values)
+            spread = (
+                f"mean {best.mean:.4g} +- {best.std:.2g} std, n={n}" if n > 1 else f"{best.mean:.4g}, n=1"
+            )
             click.echo(f"best: {label} (seeds {seeds}: trials {trials}), dev {metric} {spread} (the "
                        "objective, averaged over seeds)")  # fmt: skip
         else:
@@ -427,7 +430,8 @@ def _study_outcome(
         click.echo(
             as_invoked(f"next: `harness report {name}` writes reports/build/{name}/ (tables, figures, PDF)")
         )
-    click.echo(as_invoked(f"resume or finish later with the same command: `{command}`"))
+    if done_count(opt) < resolved.n_trials:
+        click.echo(as_invoked(f"resume or finish later with the same command: `{command}`"))
 
 
 def _trial_label(params: dict[str, object]) -> str:
@@ -946,9 +950,24 @@ def skip_the_final_collection() -> None:
     atexit.register(gc.freeze)  # registered first, so it runs last
 
 
+def check_override_form(argv: list[str]) -> None:
+    """`--set max_steps 10` (a space for the `=`): click would take `10` for an extra argument; say the
+    form instead."""
+    for index, option in enumerate(argv[:-1]):
+        given, after = argv[index + 1], argv[index + 2] if index + 2 < len(argv) else ""
+        if option in ("--set", "--search") and "=" not in given:
+            value = f"={after}" if after and not after.startswith("-") else "=VALUE"
+            raise HarnessError(
+                f"{option} {given}: write {option} FIELD=VALUE, one word (e.g. {option} {given}{value})"
+            )
+
+
 def main() -> None:
     skip_the_final_collection()
+    # MLflow's download bars are for a terminal; in a log they are lines of noise
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", str(sys.stderr.isatty()).lower())
     try:
+        check_override_form(sys.argv[1:])
         cli.main(standalone_mode=False)
     except HarnessError as exc:  # URLs in messages are masked where made; masked again: the line is public
         click.echo(f"error: {mask_password(as_invoked(str(exc)))}", err=True)

@@ -352,3 +352,15 @@ def test_ui_without_a_store_says_where_it_looked(tmp_path: Path, monkeypatch: py
         f"error: no .harness/ store here or above {tmp_path.resolve()}; run a study first, run this where "
         "one ran (or in a folder below), or give --tracking-uri"
     )
+
+
+def test_small_mistakes_get_the_line_that_fixes_them() -> None:
+    """Issue 58 item 7: `--set FIELD VALUE` is explained, another tool's field name finds the harness's,
+    and an unreachable tracking server is told to start on its own port."""
+    spaced = harness_here("run-study", "lambda_tau_sweep", "--set", "max_steps", "10")
+    assert spaced.returncode == 2
+    assert "--set max_steps: write --set FIELD=VALUE, one word (e.g. --set max_steps=10)" in spaced.stderr
+    other_name = harness_here("run-study", "lambda_tau_sweep", "--set", "learning_rate=2e-5", "--dry-run")
+    assert other_name.returncode == 2 and "did you mean lr?" in other_name.stderr
+    away = harness_here("run-study", "lambda_tau_sweep", "--tracking-uri", "http://127.0.0.1:5999")
+    assert away.returncode == 2 and "--port 5999`" in away.stderr
