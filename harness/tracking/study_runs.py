@@ -34,8 +34,19 @@ def latest_parent(tracker: Tracker, study: str, profile: str | None = None) -> R
     if not runs:
         raise HarnessError(
             f"experiment {study!r} has no study run{' for profile ' + profile if profile else ''}"
+            + _profiles_with_runs(tracker, experiment.experiment_id, study)
         )
     return runs[0]
+
+
+def _profiles_with_runs(tracker: Tracker, experiment_id: str, study: str) -> str:
+    """'; its runs are of profile smoke: `harness report S --profile smoke`', or '' when it has none."""
+    parents = tracker.search_runs([experiment_id], f"tags.`{ROLE_TAG}` = 'study'", max_results=1000)
+    profiles = sorted({run.data.tags.get("profile", "") for run in parents} - {""})
+    if not profiles:
+        return f"; run `harness run-study {study}` first"
+    named = " or ".join(f"`harness report {study} --profile {p}`" for p in profiles)
+    return f"; its runs are of profile {', '.join(profiles)}: {named}"
 
 
 def _no_experiment_fix(tracker: Tracker, study: str) -> str:
