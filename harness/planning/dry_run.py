@@ -9,7 +9,6 @@ a step budget shorter than the epochs makes it exact."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence, Sized
@@ -18,7 +17,7 @@ from typing import Any, cast
 
 from harness.errors import HarnessError
 from harness.resolve.run_spec import ResolvedRun
-from harness.resolve.study_spec import ResolvedStudy
+from harness.resolve.study_spec import ResolvedStudy, point_key
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
@@ -78,11 +77,6 @@ def planned_steps(run: ResolvedRun, data: Any) -> str:
     return f"{total}" if exact else f"~{total}"
 
 
-def point_key(values: dict[str, Any]) -> str:
-    """A grid point's searched values as one comparable key (Optuna's stored params or the grid's)."""
-    return json.dumps({k: values[k] for k in sorted(values)}, default=str)
-
-
 def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[str, Any]] = ()) -> list[str]:
     """Lines for the terminal: a header, then per trial its searched values, steps and needs; the grid
     points among `finished` (the stored study's finished trials) are marked done and not counted."""
@@ -117,6 +111,8 @@ def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[
                      f"{len(scoring.final_metrics)} final metric(s){shown}")  # fmt: skip
     order = list(range(len(runs)))
     if study.sampler == "grid" and grid:
+        from harness.study.optuna_study import grid_seed
+
         order = grid_order(study)
         lines.append(
             f"trial numbers as a new study gives them (Optuna shuffles the grid, seed {grid_seed(study)}; "
@@ -154,12 +150,6 @@ def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[
     return lines
 
 
-def grid_seed(study: ResolvedStudy) -> int:
-    """The grid sampler's seed, as harness.study.optuna_study.open_study gives it (the same for every
-    worker)."""
-    return int(study.base.get("seed", 42))
-
-
 def grid_order(study: ResolvedStudy) -> list[int]:
     """Per trial number of a new grid study, the index of its point in `grid_runs` (itertools.product
     order). Optuna's GridSampler shuffles the grid (its fields sorted by name) with the study's seed and
@@ -167,7 +157,7 @@ def grid_order(study: ResolvedStudy) -> list[int]:
     nothing, rather than reproduced, so the listing follows Optuna should its rule change."""
     import optuna
 
-    from harness.study.optuna_study import make_sampler, suggest
+    from harness.study.optuna_study import grid_seed, make_sampler, suggest
 
     grid = study.grid()
     index = {combo: i for i, combo in enumerate(itertools.product(*grid.values()))}

@@ -99,6 +99,28 @@ def changes_between(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     ]
 
 
+def growth(old: dict[str, Any], new: dict[str, Any]) -> list[Change] | None:
+    """The changes from `old` to `new` when they only add grid points (values of a searched field, seeds,
+    new variants) to a grid study: every trial of `old` is then a trial of `new` with the same resolved
+    run, and the study grows instead of deriving another; None for any other change."""
+    changes = changes_between(old, new)
+    if not changes or old.get("sampler") != "grid" or new.get("sampler") != "grid":
+        return None
+    added = {c.field for c in changes if c.field.startswith("variants.") and c.old is _UNSET}
+    for change in changes:
+        if change.field.startswith("search."):
+            grows = isinstance(change.old, list) and isinstance(change.new, list)
+            if not grows or not all(value in change.new for value in change.old):
+                return None
+        elif (
+            change.field not in added
+            or change.field.count(".") > 1
+            and ".".join(change.field.split(".")[:2]) not in added
+        ):
+            return None
+    return changes
+
+
 def derived_name(name: str, changes: list[Change]) -> str:
     """`my_simcse--max_steps-10`: the study's name and what differs; long ones end in a hash of it all."""
     full = SEPARATOR.join([name, *(c.slug() for c in changes)])
@@ -149,6 +171,12 @@ def identify(study: ResolvedStudy, storage: BaseStorage | None, fresh: bool = Fa
         if not changes:
             return Identity(study)
         return _derive(study, changes, f"{study.override_text()} changes the study", storage)
+    grown = growth(stored.config, study.config()) if stored.config and not fresh else None
+    if grown is not None:  # only grid points added: the same study, grown (harness.study.growth)
+        by = study.override_text() or "the edited YAML"
+        what = "; ".join(str(c) for c in grown)
+        return Identity(study, f"{by} grows study {study.name} ({what}): its ended trials are kept, only the "
+                               "new grid points run, all in one table")  # fmt: skip
     if fresh and not study.override_argv:  # --fresh on an edited YAML: the study itself, replaced
         return Identity(study)
     changes = changes_between(stored.config, study.config()) if stored.config else []

@@ -312,6 +312,11 @@ class ResolvedStudy(BaseModel):
 PAPER_PROFILE = "paper"
 
 
+def point_key(values: dict[str, Any]) -> str:
+    """A grid point's searched values as one comparable key (Optuna's stored params or the grid's)."""
+    return json.dumps({k: values[k] for k in sorted(values)}, default=str)
+
+
 def refuse_eval_for_paper(study: ResolvedStudy) -> None:
     """`run-study --eval TASKS` is for quick iteration: refused for the paper profile, whose tables need the
     paper's tasks."""

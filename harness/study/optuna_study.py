@@ -100,6 +100,11 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
                 return
 
 
+def grid_seed(study: ResolvedStudy) -> int:
+    """The grid sampler's seed (the same for every worker: it fixes the grid's shuffled order)."""
+    return int(study.base.get("seed", 42))
+
+
 def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler:
     if study.sampler == "grid":
         return ResumableGridSampler(study.grid(), seed=seed)
@@ -126,7 +131,7 @@ def open_study(study: ResolvedStudy, storage: BaseStorage, create: bool, worker:
     `trial.number`, so workers do not collide). TPE workers get their own seeds, or concurrent
     workers would propose the same candidate.
     """
-    seed = int(study.base.get("seed", 42)) + (worker if study.sampler != "grid" else 0)
+    seed = grid_seed(study) + (worker if study.sampler != "grid" else 0)
     name = study.optuna_name
     if create:
         opt = optuna.create_study(

@@ -55,6 +55,7 @@ from harness.resolve.paper_plans import PAPER_PLANS_ARTIFACT, paper_plans
 from harness.resolve.study_spec import ResolvedStudy
 from harness.study.data_changes import changed_data_line
 from harness.study.fresh_start import retire_runs, retired_line
+from harness.study.growth import grow, grows
 from harness.study.optuna_study import (
     PARENT_RUN,
     SURPLUS,
@@ -125,6 +126,9 @@ def run_study(
         retired = retire_runs(Tracker(checked.tracking_uri), study, parent)
         if any(retired):
             say(retired_line(study.name, study.profile, retired))
+    elif study.sampler == "grid" and grows(study, storage):
+        kept, new = grow(study, storage)
+        say(f"study {study.name} grown: {kept} ended trial(s) kept on the grown grid, {new} new point(s)")
     opt = open_study(study, storage, create=True)
     settings = WorkerSettings(
         storage_spec,

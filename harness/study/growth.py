@@ -1,0 +1,96 @@
+"""A study that grows (issue 58 item 1): a change that only adds grid points (values of a searched field,
+seeds, new variants; harness.resolve.derived.growth) runs in the same study instead of a derived one.
+Its finished trials are kept, each on its point of the grown grid, so only the new points run, and their
+MLflow runs stay under the same parent run: the report shows old and new rows in one table.
+
+Optuna's grid sampler knows a trial's point by its index in the grid (`grid_id`) and the grid it was
+drawn from (`search_space`); both change when the grid grows. So the stored Optuna study is made again
+under its name: the study's attributes (its parent run, experiment, heartbeat) and every ended trial
+(complete, pruned or failed: params, values, curves, attributes) copied in trial order, each with its
+point's index in the grown grid. Trials still running or waiting are not copied: their points are
+unvisited in the grown grid and run again. The copy runs with Ctrl-C and SIGTERM held (never half
+made), under the study's coordinator lease (refused while another coordinator runs it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+from optuna.distributions import CategoricalDistribution
+from optuna.storages import BaseStorage
+from optuna.trial import TrialState, create_trial
+
+from harness.fleet.lease import CoordinatorLease
+from harness.fleet.signals import signals_held
+from harness.resolve.derived import CONFIG, growth, stored_study
+from harness.resolve.study_spec import ResolvedStudy, point_key
+from harness.study.optuna_study import FINGERPRINT, grid_seed, make_pruner, make_sampler, suggest
+
+ENDED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+GRID_ATTRS = ("grid_id", "search_space")  # Optuna's GridSampler: a trial's point and the grid it was in
+
+
+def grid_ids(study: ResolvedStudy) -> tuple[dict[str, int], Any]:
+    """Each grid point (`point_key` of its values) -> its `grid_id` under the study's own sampler, and the
+    `search_space` Optuna records beside it: asked of the sampler over an in-memory study (Optuna
+    shuffles the grid with the study's seed), not reproduced, so they follow Optuna should its rule
+    change."""
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created in memory" line
+    try:
+        opt = optuna.create_study(sampler=make_sampler(study, grid_seed(study)), direction="maximize")
+        ids, space = {}, None
+        for _ in range(study.n_trials):
+            trial = opt.ask()
+            values = suggest(trial, study)
+            asked = opt.trials[-1].system_attrs
+            ids[point_key(values)], space = asked["grid_id"], asked["search_space"]
+            opt.tell(trial, 0.0)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+    return ids, space
+
+
+def grows(study: ResolvedStudy, storage: BaseStorage) -> bool:
+    """Whether the storage holds `study`'s name with a configuration that `study` only adds points to."""
+    stored = stored_study(storage, study.optuna_name)
+    if stored is None or stored.fingerprint == study.fingerprint() or not stored.config:
+        return False
+    return growth(stored.config, study.config()) is not None
+
+
+def grow(study: ResolvedStudy, storage: BaseStorage) -> tuple[int, int]:
+    """Make the stored study again on the grown grid (see the module's docstring); return (trials kept,
+    new grid points)."""
+    name = study.optuna_name
+    old = optuna.load_study(study_name=name, storage=storage)
+    CoordinatorLease(old, f"run-study {study.name} (growing it)").acquire().stop_renewing()  # refused if held
+    ids, space = grid_ids(study)
+    ended = [t for t in old.get_trials(deepcopy=True) if t.state in ENDED]
+    attrs = {k: v for k, v in old.user_attrs.items() if k not in (FINGERPRINT, CONFIG)}
+    with signals_held():
+        optuna.delete_study(study_name=name, storage=storage)
+        new = optuna.create_study(study_name=name, storage=storage, sampler=make_sampler(study, 0),
+                                  pruner=make_pruner(study), directions=study.directions())  # fmt: skip
+        for key, value in [*attrs.items(), (FINGERPRINT, study.fingerprint()), (CONFIG, study.config())]:
+            new.set_user_attr(key, value)
+        grown = {name: CategoricalDistribution(values) for name, values in study.grid().items()}
+        for trial in ended:  # the values' choices grown too: Optuna refuses two in one study
+            new.add_trial(_on_grown_grid(trial, ids[point_key(trial.params)], space, grown))
+    return len(ended), len(ids) - len({point_key(t.params) for t in ended})
+
+
+def _on_grown_grid(
+    trial: optuna.trial.FrozenTrial, index: int, space: Any, distributions: dict[str, CategoricalDistribution]
+) -> optuna.trial.FrozenTrial:
+    """A copy of an ended trial on its point of the grown grid (`index`: its grid_id there)."""
+    system = {k: v for k, v in trial.system_attrs.items() if k not in GRID_ATTRS}
+    return create_trial(
+        state=trial.state,
+        values=trial.values if trial.state != TrialState.FAIL else None,
+        params=trial.params,
+        distributions={name: distributions.get(name, d) for name, d in trial.distributions.items()},
+        user_attrs=trial.user_attrs,
+        system_attrs={**system, "grid_id": index, "search_space": space},
+        intermediate_values=trial.intermediate_values,
+    )
