@@ -903,6 +903,88 @@ def studies_cmd(tracking_uri: str | None) -> None:
         click.echo(line)
 
 
+@cli.command("paper")
+@click.argument("name", required=False)
+@click.option("--profile", help="every study's profile (default: each study's default, smoke)")
+@click.option("--dry-run", is_flag=True, help="per study: trials, steps and the claims the profile can judge")
+@click.option(
+    "--plan", "plan", is_flag=True, help="per study: the estimated time on this machine (harness plan)"
+)
+@click.option(
+    "--run", "run", is_flag=True, help="run the studies in order (resumable), then the paper's book"
+)
+@tracking_option
+@storage_option
+@click.option("--data-dir", help=DATA_HELP)
+def paper_cmd(
+    name: str | None,
+    profile: str | None,
+    dry_run: bool,
+    plan: bool,
+    run: bool,
+    tracking_uri: str | None,
+    storage: str | None,
+    data_dir: str | None,
+) -> None:
+    """A paper in one command: its studies in the order they can run. Without NAME: the papers and what
+    has run here; with NAME: --dry-run, --plan or --run (default --dry-run)."""
+    from harness.commands.paper import dry_run_lines, find_paper, listing
+    from harness.data.paths import resolve_data_dir
+
+    if name is None:
+        from harness.tracking.store_index import finished_trials, local_store
+
+        store = local_store(tracking_uri)
+        done = {study: ", ".join(f"{p} {n}" for p, n in counts.items())
+                for study, counts in (finished_trials(store) if store else {}).items()}  # fmt: skip
+        for line in listing(done):
+            click.echo(line)
+        return
+    paper = find_paper(name)
+    root = resolve_data_dir(data_dir)
+    if plan:
+        _plan_studies(list(paper.studies), profile, root)
+    elif run:
+        _run_paper(paper.studies, profile, storage, tracking_uri, data_dir)
+    else:
+        for line in dry_run_lines(paper, profile, root):
+            click.echo(line)
+
+
+def _plan_studies(studies: list[str], profile: str | None, data_dir: Path) -> None:
+    """`harness plan` of several studies, calibrated on this machine's default device."""
+    from harness.device import pick_device
+    from harness.planning.cost import Calibrator
+    from harness.planning.cost_lines import plan_lines
+    from harness.resolve.study_spec import load_study
+
+    resolved = [load_study(study, profile) for study in studies]
+    for line in plan_lines(resolved, data_dir, Calibrator(pick_device("auto"), 2)):
+        click.echo(line)
+
+
+def _run_paper(
+    studies: tuple[str, ...],
+    profile: str | None,
+    storage: str | None,
+    tracking_uri: str | None,
+    data_dir: str | None,
+) -> None:
+    """Each study as `run-study` runs it (preflight, derived or grown, resumed), then the paper's book."""
+    ctx = click.get_current_context()
+    for study in studies:
+        click.echo(f"== {study}")
+        ctx.invoke(run_study_cmd, study=study, profile=profile, storage=storage, tracking_uri=tracking_uri,
+                   data_dir=data_dir)  # fmt: skip
+    from harness.report.book import build_book
+
+    key = ctx.params["name"].lower()
+    book = build_book(tracking_uri, "reports/build", profile, data_dir=data_dir, only=list(studies),
+                      name=f"paper-{key}")  # fmt: skip
+    pdf = ", book.pdf" if (book.folder / "book.pdf").is_file() else ""
+    click.echo(f"the paper's book: {book.folder} (book.tex{pdf})")
+
+
 @cli.command("new")
 @click.argument("name")
 @click.option("--method", required=True, help="a registered method (see `harness methods`)")

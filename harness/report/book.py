@@ -125,18 +125,20 @@ def build_book(
     resampler: Resampler | None = None,
     statistics: bool = True,
     data_dir: str | None = None,
+    only: list[str] | None = None,
+    name: str = "book",
 ) -> Book:
-    """Every shipped study in one document (`book/book.tex`, `book.pdf`): a section per paper, a
-    subsection per study that has runs (its spec's title), each study's files in its own folder; the
-    studies without runs and the store's other studies listed on the first pages."""
+    """Every shipped study (or `only` these) in one document (`<name>/book.tex`, `book.pdf`): a section per
+    paper, a subsection per study that has runs (its spec's title), each study's files in its own folder;
+    the studies without runs and the store's other studies listed on the first pages."""
     from harness.resolve.study_spec import STUDIES_DIR, read_study
 
     tracker = Tracker(require_store(tracking_uri))
-    target = Path(out) / "book"
+    target = Path(out) / name
     book = Book(target)
-    with staged(target.parent, ".book-", "the book") as staging:
+    with staged(target.parent, f".{name}-", "the book") as staging:
         sections: dict[str, list[str]] = {}
-        paths = sorted(STUDIES_DIR.glob("*.yaml"))
+        paths = sorted(p for p in STUDIES_DIR.glob("*.yaml") if only is None or p.stem in only)
         specs = {p.stem: load_spec(p.stem) for p in paths}
         book.needs = {p.stem: needed for p in paths if (needed := source_studies(read_study(p).base))}
         for study, spec in specs.items():
@@ -154,7 +156,7 @@ def build_book(
             part = f"\\subsection{{{escape_latex(spec.title)}}}\n{body}\n\\clearpage"
             sections.setdefault(spec.paper, []).append(part)
         book.not_run = {study: book.not_run[study] for study in run_order(list(book.not_run), book.needs)}
-        book.others = other_studies(tracker, set(specs))
+        book.others = other_studies(tracker, set(specs)) if only is None else {}
         papers = sorted({spec.paper for spec in specs.values()})  # every paper: its claims need no run
         body = "\n".join(f"\\section{{{escape_latex(paper)}}}\n" + summary_page(paper, book.findings)
                           + claims_list(paper, specs, book.findings) + "\n".join(sections.get(paper, []))
