@@ -74,7 +74,11 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI's model training
     assert experiment.tags["mlflow.note.content"] == "SimCSE temperature on wiki sentences"
     view = json.loads(json.loads(experiment.tags["mlflow.sharedViewState.harness"])["state"])
-    assert view["selectedColumns"] == ["params.`temperature`", "metrics.`objective`"]  # the printed link's
+    assert view["selectedColumns"] == [  # the printed link's; then the final score the study is read by
+        "params.`temperature`",
+        "metrics.`objective`",
+        "metrics.`STSBenchmark.spearman`",
+    ]
     (parent,) = tracker.client.search_runs([experiment.experiment_id], "tags.`harness.role` = 'study'")
     assert parent.data.tags["mlflow.note.content"] == "SimCSE temperature on wiki sentences"
     assert {"trials/complete", "best/objective"} <= set(parent.data.metrics)

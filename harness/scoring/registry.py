@@ -46,6 +46,20 @@ class Scoring:
     final_tasks: tuple[str, ...] = ()  # the tasks scored on embeddings at the end, in order (`sts`)
     transfer_tasks: tuple[str, ...] = ()  # among them, those a classifier probes (`harness plan` times them)
 
+    @property
+    def main_metric(self) -> str:
+        """The final score a study is read by (the UI's saved view shows it beside the objective): SimCSE's
+        STS Avg., else the STS12-16 mean, else the SentEval transfer mean, else the first final task's
+        main score, else the target's final dev score."""
+        for name in ("STS.avg", "STS12-16.wmean", "transfer.avg"):
+            if name in self.final_metrics:
+                return name
+        if self.final_tasks:
+            from harness.evaluate.registry import get_task
+
+            return f"{self.final_tasks[0]}.{get_task(self.final_tasks[0]).main_score}"
+        return DEV + self.target
+
     def as_dict(self) -> dict[str, Any]:
         return {
             key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()

@@ -170,7 +170,8 @@ def _coordinate(
     local = isinstance(storage, JournalStorage)
     watch(storage, tracker)
     requeued = prepare_resume(opt, storage, local=local, retry_failed=retry_failed)
-    experiment = tracker.experiment_id(study.name, study.note(), searched=list(study.search))
+    main = study.grid_runs()[0].plan.scoring.main_metric  # the final score the study is read by
+    experiment = tracker.experiment_id(study.name, study.note(), searched=list(study.search), finals=[main])
     for key, value in study.identity_tags().items():  # `harness studies` and `report` find studies by them
         if key != "study.overrides":
             tracker.tag_experiment(experiment, key, value)

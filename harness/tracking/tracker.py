@@ -74,11 +74,13 @@ def experiment_url(uri: str, experiment_id: str) -> str:
     return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&viewStateShareKey={RUNS_VIEW}"
 
 
-def runs_view(searched: Sequence[str] = ()) -> dict[str, Any]:
+def runs_view(searched: Sequence[str] = (), finals: Sequence[str] = ()) -> dict[str, Any]:
     """The runs page's state in the harness's saved view: a column per searched param, then the objective,
-    sorted by it, best first (keys of MLflow 3.17's experiment page state; unnamed ones keep their
-    defaults; the UI always shows run name, start time and duration)."""
+    sorted by it, best first, then the final scores the study is read by (`finals`: harness names; keys
+    of MLflow 3.17's experiment page state; unnamed ones keep their defaults; the UI always shows run
+    name, start time and duration)."""
     columns = [f"params.`{name}`" for name in dict.fromkeys(searched)] + [BY_OBJECTIVE]
+    columns += [f"metrics.`{logged(name)}`" for name in finals if name != OBJECTIVE]
     return {"orderByKey": BY_OBJECTIVE, "orderByAsc": False, "selectedColumns": columns}
 
 
@@ -170,7 +172,13 @@ class Tracker:
         seed_sqlite_store(self.uri)  # a new local store: a copy of one MLflow migrated once (3 s -> ms)
         self.client = MlflowClient(tracking_uri=self.uri)
 
-    def experiment_id(self, name: str, description: str = "", searched: Sequence[str] | None = None) -> str:
+    def experiment_id(
+        self,
+        name: str,
+        description: str = "",
+        searched: Sequence[str] | None = None,
+        finals: Sequence[str] = (),
+    ) -> str:
         """The experiment named `name`, created on first use (artifacts under .harness/ for sqlite), a
         model-training experiment for the UI, with `description` as its note where one is given, and the
         saved view `experiment_url` opens: `searched` (a study's searched params) as its columns where
@@ -181,23 +189,26 @@ class Tracker:
             location = None
             if self.uri.startswith("sqlite:"):
                 location = (default_artifact_root() / name).as_uri()
-            tags |= self._view_tag({}, searched)
+            tags |= self._view_tag({}, searched, finals)
             return self.client.create_experiment(name, artifact_location=location, tags=tags)
         if experiment.lifecycle_stage == "deleted":
             self.client.restore_experiment(experiment.experiment_id)
-        for key, value in {**tags, **self._view_tag(experiment.tags, searched)}.items():
+        for key, value in {**tags, **self._view_tag(experiment.tags, searched, finals)}.items():
             if experiment.tags.get(key) != value:
                 self.client.set_experiment_tag(experiment.experiment_id, key, value)
         return experiment.experiment_id
 
     @staticmethod
-    def _view_tag(tags: dict[str, str], searched: Sequence[str] | None) -> dict[str, str]:
+    def _view_tag(
+        tags: dict[str, str], searched: Sequence[str] | None, finals: Sequence[str]
+    ) -> dict[str, str]:
         """The saved-view tag to set: none where the experiment's view already has these columns."""
         old = saved_view(tags)
-        if old is not None and (searched is None or old[0] == runs_view(searched)):
+        if old is not None and (searched is None or old[0] == runs_view(searched, finals)):
             return {}
         now = int(time.time() * 1000)
-        return {VIEW_TAG + RUNS_VIEW: _view_envelope(runs_view(searched or ()), old[1] if old else now, now)}
+        state = runs_view(searched or (), finals)
+        return {VIEW_TAG + RUNS_VIEW: _view_envelope(state, old[1] if old else now, now)}
 
     def open_parent(self, experiment_id: str, run_id: str | None, name: str, tags: dict[str, str]) -> str:
         """Reuse the study's parent run when it still exists (resume), else start a new one."""

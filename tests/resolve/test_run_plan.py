@@ -51,3 +51,13 @@ def test_a_studys_paper_plans_name_its_variants_and_read_back() -> None:
     assert back.plans is not None and {p.variant for p in back.plans} == set(back.variants)
     assert {p.params["lr"] for p in back.plans} == {1e-5, 1.5e-5, 2e-5}  # the paper profile's, not smoke's
     assert "dev.overall_r01" in back.final_metrics()
+
+
+def test_the_main_metric_is_the_final_score_a_study_is_read_by() -> None:
+    assert resolve_run({"method": "scl"}).plan.scoring.main_metric == "STS.avg"  # SimCSE's Avg.
+    five = resolve_run({"method": "scl", "final_tasks": ["STS12", "STS13", "STS14", "STS15", "STS16"]})
+    assert five.plan.scoring.main_metric == "STS12-16.wmean"
+    one = resolve_run({"method": "scl", "final_tasks": ["STSBenchmark"]})
+    assert one.plan.scoring.main_metric == "STSBenchmark.spearman"
+    heads = load_study("chen_heads", "paper").grid_runs()[0].plan
+    assert heads.scoring.main_metric == "dev.overall"

@@ -99,6 +99,14 @@ def test_an_experiment_gets_the_saved_view_of_its_searched_params_and_objective(
     again = json.loads(tracker.client.get_experiment(experiment).tags[VIEW_TAG + RUNS_VIEW])
     assert json.loads(again["state"])["selectedColumns"] == ["params.`seed`", "metrics.`objective`"]
     assert again["createdAt"] == envelope["createdAt"] <= again["updatedAt"]
+    # the final score a study is read by, after the objective (issue 58 item 6)
+    tracker.experiment_id("viewed", "d", searched=["seed"], finals=["STS12-16.wmean"])
+    read_by = json.loads(tracker.client.get_experiment(experiment).tags[VIEW_TAG + RUNS_VIEW])
+    assert json.loads(read_by["state"])["selectedColumns"] == [
+        "params.`seed`",
+        "metrics.`objective`",
+        "metrics.`STS12-16.wmean`",
+    ]
 
 
 def test_every_experiment_the_harness_opens_has_the_view_its_link_names() -> None:
