@@ -152,28 +152,12 @@ def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[
 
 def grid_order(study: ResolvedStudy) -> list[int]:
     """Per trial number of a new grid study, the index of its point in `grid_runs` (itertools.product
-    order). Optuna's GridSampler shuffles the grid (its fields sorted by name) with the study's seed and
-    gives trial N the Nth point; asked here of the run's own sampler over an in-memory study, which writes
-    nothing, rather than reproduced, so the listing follows Optuna should its rule change."""
-    import optuna
-
-    from harness.study.optuna_study import grid_seed, make_sampler, suggest
+    order), as the study's own sampler gives them (harness.study.optuna_study.asked_points)."""
+    from harness.study.optuna_study import asked_points
 
     grid = study.grid()
     index = {combo: i for i, combo in enumerate(itertools.product(*grid.values()))}
-    verbosity = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created in memory" line
-    try:
-        opt = optuna.create_study(sampler=make_sampler(study, grid_seed(study)), direction="maximize")
-        order = []
-        for _ in range(study.n_trials):
-            trial = opt.ask()
-            values = suggest(trial, study)
-            order.append(index[tuple(values[k] for k in grid)])
-            opt.tell(trial, 0.0)
-    finally:
-        optuna.logging.set_verbosity(verbosity)
-    return order
+    return [index[tuple(values[k] for k in grid)] for values, _ in asked_points(study)]
 
 
 def _combo(grid: dict[str, list[Any]], number: int) -> list[Any]:

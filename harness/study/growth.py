@@ -24,7 +24,7 @@ from harness.fleet.lease import CoordinatorLease
 from harness.fleet.signals import signals_held
 from harness.resolve.derived import CONFIG, growth, stored_study
 from harness.resolve.study_spec import ResolvedStudy, point_key
-from harness.study.optuna_study import FINGERPRINT, grid_seed, make_pruner, make_sampler, suggest
+from harness.study.optuna_study import FINGERPRINT, asked_points, make_pruner, make_sampler
 
 ENDED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 GRID_ATTRS = ("grid_id", "search_space")  # Optuna's GridSampler: a trial's point and the grid it was in
@@ -32,23 +32,9 @@ GRID_ATTRS = ("grid_id", "search_space")  # Optuna's GridSampler: a trial's poin
 
 def grid_ids(study: ResolvedStudy) -> tuple[dict[str, int], Any]:
     """Each grid point (`point_key` of its values) -> its `grid_id` under the study's own sampler, and the
-    `search_space` Optuna records beside it: asked of the sampler over an in-memory study (Optuna
-    shuffles the grid with the study's seed), not reproduced, so they follow Optuna should its rule
-    change."""
-    verbosity = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created in memory" line
-    try:
-        opt = optuna.create_study(sampler=make_sampler(study, grid_seed(study)), direction="maximize")
-        ids, space = {}, None
-        for _ in range(study.n_trials):
-            trial = opt.ask()
-            values = suggest(trial, study)
-            asked = opt.trials[-1].system_attrs
-            ids[point_key(values)], space = asked["grid_id"], asked["search_space"]
-            opt.tell(trial, 0.0)
-    finally:
-        optuna.logging.set_verbosity(verbosity)
-    return ids, space
+    `search_space` Optuna records beside it (harness.study.optuna_study.asked_points)."""
+    asked = asked_points(study)
+    return {point_key(values): attrs["grid_id"] for values, attrs in asked}, asked[0][1]["search_space"]
 
 
 def grows(study: ResolvedStudy, storage: BaseStorage) -> bool:

@@ -105,6 +105,25 @@ def grid_seed(study: ResolvedStudy) -> int:
     return int(study.base.get("seed", 42))
 
 
+def asked_points(study: ResolvedStudy) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The grid points a new study's trials get, in trial order, each with the system attributes Optuna
+    records beside it (`grid_id`, `search_space`): asked of the study's own sampler over an in-memory
+    study, which writes nothing, rather than reproduced, so they follow Optuna should its rule change
+    (its GridSampler shuffles the grid, fields sorted by name, with the study's seed)."""
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created in memory" line
+    try:
+        opt = optuna.create_study(sampler=make_sampler(study, grid_seed(study)), direction="maximize")
+        points = []
+        for _ in range(study.n_trials):
+            trial = opt.ask()
+            points.append((suggest(trial, study), dict(opt.trials[-1].system_attrs)))
+            opt.tell(trial, 0.0)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+    return points
+
+
 def make_sampler(study: ResolvedStudy, seed: int) -> optuna.samplers.BaseSampler:
     if study.sampler == "grid":
         return ResumableGridSampler(study.grid(), seed=seed)
