@@ -235,7 +235,10 @@ def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> No
     assert overridden.returncode == 0, overridden.stderr
     name = "my_simcse--batch_size-8--max_steps-4--temperature-0.1"
     assert f"study {name}.base: 1 of 1 trial(s) complete" in overridden.stdout
-    assert f"`harness run-study {path} --set batch_size=8 --search temperature=0.1`" in overridden.stdout
+    assert "resume or finish later" not in overridden.stdout  # complete: nothing to resume
+    given = [parse_override(SET, "batch_size=8"), parse_override(SEARCH, "temperature=0.1")]
+    resumes = load_study(str(path), None, given).command(target=str(path))  # what a resume line would say
+    assert resumes == f"harness run-study {path} --set batch_size=8 --search temperature=0.1"
     report = harness_here("report", name, "--no-pdf", "--out", str(tmp_path / "reports"))
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "reports" / name / "results.tex").is_file()
