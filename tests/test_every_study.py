@@ -102,8 +102,7 @@ def _the_dry_run_counted_its_steps(study: Any, opt: Any) -> None:
     """Issue 58 item 3: the dry run's step count of every trial that trains is a number, and the number
     of steps the trial took."""
     from harness.fleet.recovery import MLFLOW_RUN
-    from harness.methods.base import DataSources
-    from harness.planning.dry_run import planned_steps
+    from harness.planning.dry_run import trial_steps
     from harness.tracking.metric_names import metrics_of
     from harness.tracking.tracker import Tracker
 
@@ -112,7 +111,7 @@ def _the_dry_run_counted_its_steps(study: Any, opt: Any) -> None:
         run = study.resolve(trial.params)
         if "skipped" in trial.user_attrs or not run.method.trains:
             continue
-        planned = planned_steps(run, run.method.load_train_data(run, DataSources(DATA, None)))
+        planned, _ = trial_steps(run, DATA)
         taken = metrics_of(tracker.get_run(trial.user_attrs[MLFLOW_RUN]))["train.steps"]
         assert planned.lstrip("~").isdigit() and int(planned.lstrip("~")) == taken, (
             trial.params,

@@ -94,16 +94,6 @@ def dry_run_lines(paper: Paper, profile: str | None, data_dir: Path) -> Iterator
 
 def study_steps(study: ResolvedStudy, data_dir: Path) -> int:
     """The study's training steps over its grid as the dry run counts them (unknown ones left out)."""
-    from harness.methods.base import DataSources
-    from harness.planning.dry_run import planned_steps
+    from harness.planning.dry_run import known_steps, trial_steps
 
-    total = 0
-    for run in study.grid_runs():
-        if not run.method.trains:
-            continue
-        try:
-            counted = planned_steps(run, run.method.load_train_data(run, DataSources(data_dir, None)))
-        except Exception:  # noqa: BLE001 - hub data offline: its steps are unknown here
-            continue
-        total += int(counted.lstrip("~")) if counted.lstrip("~").isdigit() else 0
-    return total
+    return sum(known_steps(trial_steps(run, data_dir)[0]) for run in study.grid_runs())

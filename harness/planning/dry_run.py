@@ -49,6 +49,26 @@ def _units(data: Any) -> tuple[int, bool] | None:
     return len(data), True
 
 
+def trial_steps(run: ResolvedRun, data_dir: Path) -> tuple[str, list[str]]:
+    """A trial's training steps as `planned_steps` counts them ('0' for a method that trains nothing, '?'
+    where its data cannot be read here), and what it needs that is not here (the data's error, a method's
+    optional input)."""
+    from harness.methods.base import DataSources
+
+    sources = DataSources(data_dir, None)
+    if not run.method.trains:
+        return "0", run.method.needs(run, sources)
+    try:
+        return planned_steps(run, run.method.load_train_data(run, sources)), []
+    except Exception as exc:  # offline: hub data sets fail here, and so does a missing file
+        return "?", [f"training data: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"]
+
+
+def known_steps(steps: str) -> int:
+    """'~60' or '60' -> 60; '?' -> 0 (a total counts what is known)."""
+    return int(steps.lstrip("~")) if steps.lstrip("~").isdigit() else 0
+
+
 def planned_steps(run: ResolvedRun, data: Any) -> str:
     """The run's training steps over all its stages, e.g. '60' or '~1200'; '?' where unknown."""
     from harness.methods.pipeline import PipelineData, PipelineMethod
@@ -80,7 +100,6 @@ def planned_steps(run: ResolvedRun, data: Any) -> str:
 def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[str, Any]] = ()) -> list[str]:
     """Lines for the terminal: a header, then per trial its searched values, steps and needs; the grid
     points among `finished` (the stored study's finished trials) are marked done and not counted."""
-    from harness.methods.base import DataSources
 
     os.environ.update(OFFLINE)  # a dry run downloads nothing: what fails offline needs the hub
     lines = [
@@ -128,18 +147,9 @@ def describe_plan(study: ResolvedStudy, data_dir: Path, finished: Sequence[dict[
             done_count += 1
             lines.append(f"  trial {number}: {shown}  done (finished here before; not run again)")
             continue
-        needs, steps, sources = model_needs(run), "?", DataSources(data_dir, None)
-        if not run.method.trains:
-            steps = "0"
-            needs += run.method.needs(run, sources)
-        else:
-            try:
-                steps = planned_steps(run, run.method.load_train_data(run, sources))
-            except Exception as exc:  # offline: hub data sets fail here, and so does a missing file
-                needs.append(
-                    f"training data: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"
-                )
-        total_known += int(steps.lstrip("~")) if steps.lstrip("~").isdigit() else 0
+        steps, needs = trial_steps(run, data_dir)
+        needs = model_needs(run) + needs
+        total_known += known_steps(steps)
         need = f"  needs: {'; '.join(needs)}" if needs else ""
         lines.append(f"  trial {number}: {shown}  steps {steps}{need}")
     if done_count:
