@@ -52,7 +52,11 @@ def grow(study: ResolvedStudy, storage: BaseStorage) -> tuple[int, int]:
     old = optuna.load_study(study_name=name, storage=storage)
     CoordinatorLease(old, f"run-study {study.name} (growing it)").acquire().stop_renewing()  # refused if held
     ids, space = grid_ids(study)
-    ended = [t for t in old.get_trials(deepcopy=True) if t.state in ENDED]
+    # the ended trials on a grid point (not one that yielded its point, SURPLUS: no params), copied before
+    # anything is deleted, so that a trial Optuna would refuse stops the growth with the study intact
+    ended = [t for t in old.get_trials(deepcopy=True) if t.state in ENDED and point_key(t.params) in ids]
+    grown = {field: CategoricalDistribution(values) for field, values in study.grid().items()}
+    copies = [_on_grown_grid(t, ids[point_key(t.params)], space, grown) for t in ended]
     attrs = {k: v for k, v in old.user_attrs.items() if k not in (FINGERPRINT, CONFIG)}
     with signals_held():
         optuna.delete_study(study_name=name, storage=storage)
@@ -60,10 +64,8 @@ def grow(study: ResolvedStudy, storage: BaseStorage) -> tuple[int, int]:
                                   pruner=make_pruner(study), directions=study.directions())  # fmt: skip
         for key, value in [*attrs.items(), (FINGERPRINT, study.fingerprint()), (CONFIG, study.config())]:
             new.set_user_attr(key, value)
-        grown = {name: CategoricalDistribution(values) for name, values in study.grid().items()}
-        for trial in ended:  # the values' choices grown too: Optuna refuses two in one study
-            new.add_trial(_on_grown_grid(trial, ids[point_key(trial.params)], space, grown))
-    return len(ended), len(ids) - len({point_key(t.params) for t in ended})
+        new.add_trials(copies)  # the values' choices grown too: Optuna refuses two in one study
+    return len(copies), len(ids) - len({point_key(t.params) for t in ended})
 
 
 def _on_grown_grid(

@@ -61,9 +61,13 @@ def test_a_study_grown_by_a_value_and_a_seed_runs_only_the_new_trials_into_one_t
 
     again = harness_here(*grow)  # the same command: nothing left to run, no second growth
     assert "grown:" not in again.stdout and len(child_runs("my_tau")) == 6
+    # grown again (a trial that yielded its grid point to another, SURPLUS, has no point to keep)
+    third = harness_here(*grow[:-2], "seeds=[1,2,3]", "--no-progress")
+    assert "study my_tau grown: 6 ended trial(s) kept on the grown grid, 3 new point(s)" in third.stdout
+    assert third.returncode == 0 and len(child_runs("my_tau")) == 9
     monkeypatch.chdir(tmp_path)
     report = harness_here("report", "my_tau", "--no-pdf")
     assert report.returncode == 0, report.stderr
     table = (tmp_path / "reports" / "build" / "my_tau" / "results.tex").read_text()
-    assert all(f"$\\lambda$ = {lam} ($n=2$)" in table for lam in ("0.1", "0.3", "0.5"))
+    assert all(f"$\\lambda$ = {lam} ($n=3$)" in table for lam in ("0.1", "0.3", "0.5"))
     assert Tracker().get_run(next(iter(before))).info.status == "FINISHED"
