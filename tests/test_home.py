@@ -68,6 +68,25 @@ def test_harness_home_overrides_the_search(project: Path, monkeypatch: pytest.Mo
     assert missing_store(project / "other.db") == f"no MLflow store at {project / 'other.db'}"
 
 
+def test_studies_says_n_of_m_for_an_interrupted_derived_study(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A derived study whose parent recorded 2 trials for smoke, with 1 finished: `1 of 2` under its origin."""
+    from harness.tracking.store_index import trials_tag
+    from harness.tracking.tracker import Tracker
+
+    tracker = Tracker(f"sqlite:///{project / '.harness' / 'mlflow.db'}")
+    experiment = tracker.experiment_id("lambda_tau_sweep--max_steps-4")
+    for key, value in {"derived_from": "lambda_tau_sweep", "derived.changes": "max_steps 2 -> 4",
+                       trials_tag("smoke"): "2"}.items():  # fmt: skip
+        tracker.tag_experiment(experiment, key, value)
+    run = tracker.client.create_run(experiment, tags={"harness.role": "trial", "profile": "smoke"})
+    tracker.client.set_terminated(run.info.run_id, "FINISHED")
+    monkeypatch.chdir(project)
+    listing = harness_here("studies").stdout
+    assert "derived: lambda_tau_sweep--max_steps-4 (max_steps 2 -> 4); finished here: smoke 1 of 2" in listing
+
+
 def test_studies_from_a_subfolder_counts_the_trials_of_the_store_above(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -541,6 +541,12 @@ def worker_cmd(
 @click.option("--batch-size", default=128, show_default=True, type=click.IntRange(min=1))
 @click.option("--max-seq-length", type=click.IntRange(min=1), help="default: the model's own (512 at most)")
 @click.option("--no-cache", is_flag=True, help="do not read or write the embedding cache")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=10),
+    help="a quick look: score each task on a fixed random sample of at most N items per subset or split "
+    "(seed 0); not comparable with full-set or published scores",
+)
 @click.option("--no-progress", is_flag=True)
 def eval_cmd(
     model: str,
@@ -562,6 +568,7 @@ def eval_cmd(
     batch_size: int,
     max_seq_length: int | None,
     no_cache: bool,
+    limit: int | None,
     no_progress: bool,
 ) -> None:
     """Evaluate a model on STS (Spearman x 100), SentEval transfer tasks (accuracy) and geometry."""
@@ -581,6 +588,8 @@ def eval_cmd(
     names = resolve_tasks(tasks, suite)
     records: list = []  # each task's per-item record (harness.evaluate.registry)
     mteb: dict | None = None  # the MTEB tasks' scores (harness.evaluate.mteb_results)
+    if mteb_dir and limit is not None:
+        raise HarnessError("--mteb-results writes full-set scores; drop --limit to write MTEB results")
     if mteb_dir:
         from harness.evaluate.mteb_results import mteb_tasks
 
@@ -602,9 +611,14 @@ def eval_cmd(
         classifier,
         records,
         mteb,
+        limit,
     )
     record = collected(records)
     click.echo(format_table(results))
+    if limit is not None:
+        from harness.evaluate.limit import LIMIT_NOTE
+
+        click.echo(f"(at most {limit} items per subset or split: {LIMIT_NOTE})")
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
     reached("eval_scored")
     parts = settings["seconds_by_part"]

@@ -18,6 +18,7 @@ from harness.device import DTYPES, hardware_tags, pick_device
 from harness.encoders.encoder import Encoder
 from harness.encoders.location import check_available
 from harness.evaluate.encode import EmbeddingCache
+from harness.evaluate.limit import LIMIT_NOTE
 from harness.evaluate.suite import SentenceEncoder, evaluate_tasks, flat_metrics
 from harness.tracking.tracker import Tracker, git_commit
 
@@ -53,12 +54,14 @@ def run_eval(
     classifier: str = "sklearn",
     items: list[pd.DataFrame] | None = None,
     mteb: dict[str, dict[str, float]] | None = None,
+    limit: int | None = None,
 ) -> tuple[dict[str, dict[str, object]], dict[str, object]]:
     """(results per task, the settings that produced them: the run's options plus `hardware`, the
     resolved precision and what it ran on, see `harness.device.hardware_tags`, `seconds_by_part`,
     the encoding's and each task's scoring's wall time, and `data_files`, each file read with its size and
     sha256: harness.data.lineage); `items` gets each task's per-item record, and
-    `mteb`, when given, the MTEB STS tasks' scores on MTEB's text (harness.evaluate.mteb_results)."""
+    `mteb`, when given, the MTEB STS tasks' scores on MTEB's text (harness.evaluate.mteb_results); `limit`:
+    at most that many items per subset or split (harness.evaluate.limit), recorded in the settings."""
     root = resolve_data_dir(data_dir)
     check_available(model)  # a hub model the hub cannot serve now: one line, not transformers' retries
     chosen = pick_device(device)
@@ -69,7 +72,7 @@ def run_eval(
     start = time.perf_counter()
     parts: dict[str, float] = {}
     with reading() as files:
-        results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items)  # type: ignore[arg-type]
+        results = evaluate_tasks(encode_fn, root, tasks, text, preset, classifier, parts, items, limit)  # type: ignore[arg-type]
         if mteb is not None:
             from harness.evaluate.mteb_results import mteb_scores, mteb_tasks
 
@@ -84,6 +87,7 @@ def run_eval(
         "data_dir": str(root), "seconds": round(time.perf_counter() - start, 1),
         "seconds_by_part": {part: round(value, 2) for part, value in parts.items()}, "hardware": hardware,
         "data_files": lineage(files, root),
+        **({"limit": limit, "limit_note": LIMIT_NOTE} if limit is not None else {}),
     }  # fmt: skip
     return results, settings
 
@@ -144,6 +148,9 @@ def log_eval(
     hardware = settings["hardware"]
     assert isinstance(hardware, dict)
     tags = {"harness.role": "eval", "model": str(settings["model"]), "git_commit": git_commit(), **hardware}
+    if "limit" in settings:  # a subset's scores carry their caveat into the UI
+        tags["mlflow.note.content"] = f"limit {settings['limit']}: {LIMIT_NOTE}"
+
     run = tracker.start_run(experiment_id, f"eval {settings['model']} ({settings['pooler']})", tags)
     try:
         run.log_params(

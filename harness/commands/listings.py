@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError, did_you_mean
 from harness.home import missing_store
-from harness.tracking.store_index import finished_trials, local_store, study_tags
+from harness.tracking.store_index import finished_trials, local_store, study_tags, trials_tag
 
 
 def _width() -> int:
@@ -48,7 +48,7 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
             mark = "*" if name == default else ""
             shown.append(f"{name}{mark} {count if count is not None else '?'}")
         listed.add(study.name)
-        ran = _ran(done, study.name)
+        ran = _ran(done, study.name, tags)
         yield f"{study.name:{width}s}  trials: {', '.join(shown):34s}  finished here: {ran}"
         if study.description:
             indent = " " * (width + 2)
@@ -63,9 +63,16 @@ def study_lines(paths: list[Path], tracking_uri: str | None = None) -> Iterator[
         yield f"(* the profile run without --profile; finished trials from {store})"
 
 
-def _ran(done: dict[str, dict[str, int]], study: str) -> str:
-    runs = done.get(study, {})
-    return ", ".join(f"{p} {n}" for p, n in sorted(runs.items())) if runs else "-"
+def _ran(done: dict[str, dict[str, int]], study: str, tags: dict[str, dict[str, str]]) -> str:
+    """`smoke 1 of 2, base 4`: finished trials per profile, out of the trials its last run had (the
+    experiment's trials_tag; absent for studies run before it was set)."""
+    runs, own = done.get(study, {}), tags.get(study, {})
+
+    def count(profile: str, n: int) -> str:
+        total = own.get(trials_tag(profile))
+        return f"{profile} {n}" + (f" of {total}" if total is not None else "")
+
+    return ", ".join(count(p, n) for p, n in sorted(runs.items())) if runs else "-"
 
 
 def _derived_lines(
@@ -74,7 +81,7 @@ def _derived_lines(
     """The studies derived from `origin` in the store (harness.resolve.derived), a line each under it."""
     for name in sorted(n for n, t in tags.items() if t.get("derived_from") == origin):
         changes = tags[name].get("derived.changes", "")
-        yield f"{'':{width}s}  derived: {name} ({changes}); finished here: {_ran(done, name)}"
+        yield f"{'':{width}s}  derived: {name} ({changes}); finished here: {_ran(done, name, tags)}"
 
 
 def _elsewhere_lines(
@@ -89,11 +96,11 @@ def _elsewhere_lines(
         yield "studies in this store from YAML files outside studies/:"
     for name in others:
         where = tags.get(name, {}).get("study.path", "its YAML path was not recorded")
-        yield f"  {name}  ({where}); finished here: {_ran(done, name)}"
+        yield f"  {name}  ({where}); finished here: {_ran(done, name, tags)}"
         yield from _derived_lines(name, tags, done, 2 + len(name))
     orphans = sorted(n for n in derived if tags[n].get("derived_from") not in listed | set(others))
     for name in orphans:
-        yield f"  {name}  (derived from {tags[name]['derived_from']}); finished here: {_ran(done, name)}"
+        yield f"  {name}  (derived from {tags[name]['derived_from']}); finished here: {_ran(done, name, tags)}"
 
 
 def _summary(cls: type) -> str:

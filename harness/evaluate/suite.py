@@ -52,17 +52,23 @@ def evaluate_tasks(
     classifier: str = "sklearn",
     seconds: dict[str, float] | None = None,
     items: list[pd.DataFrame] | None = None,
+    limit: int | None = None,
 ) -> dict[str, dict[str, object]]:
     """Scores per task, in the JSON shape of `harness eval`: every distinct sentence of every task is
     encoded once, then each task's scorer runs on those embeddings. SentEval's PyTorch classifier runs
     where the encoder does (`encode_fn.device`; SentEval moves it to CUDA). `seconds`, when given, gets
     the wall time of the encoding (`encode`) and of each task's scoring (its record's included); `items`,
-    when given, each task's per-item record (harness.stats.items), in the tasks' order."""
+    when given, each task's per-item record (harness.stats.items), in the tasks' order; `limit`: each
+    subset or split cut to a fixed sample of that many items (harness.evaluate.limit)."""
     if preset not in PRESETS:
         raise HarnessError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     seconds = {} if seconds is None else seconds
     chosen = [get_task(name) for name in names]
     data = {task.name: task.load(data_dir, variant) for task in chosen}
+    if limit is not None:
+        from harness.evaluate.limit import limited
+
+        data = {name: limited(loaded, limit) for name, loaded in data.items()}
     sentences: set[str] = set()
     for task in chosen:
         sentences.update(task.sentences(data[task.name]))

@@ -74,6 +74,7 @@ from harness.study.preflight import Checked, check_before_start
 from harness.study.progress_bar import study_bar, update_bar
 from harness.study.trial import TrialContext, run_trial
 from harness.study.workers import WorkerSettings, run_local_workers, watch_external_workers
+from harness.tracking.store_index import trials_tag
 from harness.tracking.tracker import NOTE_TAG, OBJECTIVES_TAG, Tracker, git_commit, objectives_tag
 
 HEARTBEAT = "heartbeat_seconds"  # the coordinator's; workers adopt it
@@ -175,6 +176,7 @@ def _coordinate(
     for key, value in study.identity_tags().items():  # `harness studies` and `report` find studies by them
         if key != "study.overrides":
             tracker.tag_experiment(experiment, key, value)
+    tracker.tag_experiment(experiment, trials_tag(study.profile), str(study.n_trials))  # "1 of 2" in listings
     tags = {
         **study.identity_tags(),
         "study": study.name,

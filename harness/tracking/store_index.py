@@ -25,8 +25,14 @@ GROUP BY e.name, p.value
 STUDY_TAGS = """
 SELECT e.name, t.key, t.value FROM experiment_tags t
 JOIN experiments e ON e.experiment_id = t.experiment_id
-WHERE t.key IN ('study.path', 'derived_from', 'derived.changes') AND e.lifecycle_stage = 'active'
+WHERE (t.key IN ('study.path', 'derived_from', 'derived.changes') OR t.key LIKE 'study.trials.%')
+  AND e.lifecycle_stage = 'active'
 """
+
+
+def trials_tag(profile: str) -> str:
+    """The experiment tag holding how many trials a profile of the study has (its last run's grid)."""
+    return f"study.trials.{profile}"
 
 
 def local_store(tracking_uri: str | None = None) -> Path | None:
@@ -46,8 +52,8 @@ def finished_trials(store: Path) -> dict[str, dict[str, int]]:
 
 
 def study_tags(store: Path) -> dict[str, dict[str, str]]:
-    """{study: {tag: value}}: `study.path`, `derived_from` and `derived.changes` of the studies that have
-    them (studies run before the tags were set have none)."""
+    """{study: {tag: value}}: `study.path`, `derived_from`, `derived.changes` and `study.trials.<profile>`
+    (trials_tag) of the studies that have them (studies run before the tags were set have none)."""
     tags: dict[str, dict[str, str]] = defaultdict(dict)
     for study, key, value in _rows(store, STUDY_TAGS):
         tags[study][key] = value

@@ -253,8 +253,8 @@ def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> No
         in origin.stdout
     )
     listing = harness_here("studies").stdout
-    assert f"  my_simcse  ({path}); finished here: base 2" in listing
-    assert "derived: my_simcse--max_steps-4 (max_steps 3 -> 4); finished here: base 2" in listing
+    assert f"  my_simcse  ({path}); finished here: base 2 of 2" in listing
+    assert "derived: my_simcse--max_steps-4 (max_steps 3 -> 4); finished here: base 2 of 2" in listing
     fresh = harness_here("run-study", str(path), "--fresh")
     assert fresh.returncode == 0, fresh.stderr
     assert "--fresh: deleted the earlier MLflow runs of my_simcse (base): 1 study run(s), 2 trial run(s)" in (
