@@ -71,7 +71,7 @@ def test_harness_home_overrides_the_search(project: Path, monkeypatch: pytest.Mo
 def test_studies_says_n_of_m_for_an_interrupted_derived_study(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A derived study whose parent recorded 2 trials for smoke, with 1 finished: `1 of 2` under its origin."""
+    """A derived study whose parent recorded 2 trials for smoke, 1 finished: `1 of 2` under its origin."""
     from harness.tracking.store_index import trials_tag
     from harness.tracking.tracker import Tracker
 

@@ -100,7 +100,8 @@ def _elsewhere_lines(
         yield from _derived_lines(name, tags, done, 2 + len(name))
     orphans = sorted(n for n in derived if tags[n].get("derived_from") not in listed | set(others))
     for name in orphans:
-        yield f"  {name}  (derived from {tags[name]['derived_from']}); finished here: {_ran(done, name, tags)}"
+        origin = tags[name]["derived_from"]
+        yield f"  {name}  (derived from {origin}); finished here: {_ran(done, name, tags)}"
 
 
 def _summary(cls: type) -> str:

@@ -43,13 +43,13 @@ def test_data_it_cannot_cut_is_refused() -> None:
 @pytest.mark.slow
 def test_eval_limit_scores_the_sample_and_says_so(tiny_bert: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    result = harness_here("eval", "--model", str(tiny_bert), "--tasks", "STS12,STSBenchmark,MR",
-                          "--limit", "50", "--json", str(out), "--no-progress", "--precision", "fp32")  # fmt: skip
+    model = ["eval", "--model", str(tiny_bert), "--limit", "50"]
+    result = harness_here(*model, "--tasks", "STS12,STSBenchmark,MR", "--json", str(out), "--no-progress")
     assert result.returncode == 0, result.stderr
     written = json.loads(out.read_text())
     results, settings = written["results"], written["settings"]
     assert results["STS12"]["n"] == 5 * 50 and results["STSBenchmark"]["n"] == 50
     assert settings["limit"] == 50 and settings["limit_note"] == LIMIT_NOTE
     assert f"(at most 50 items per subset or split: {LIMIT_NOTE})" in result.stdout
-    refused = harness_here("eval", "--model", str(tiny_bert), "--limit", "50", "--mteb-results", str(tmp_path))
+    refused = harness_here(*model, "--mteb-results", str(tmp_path))
     assert refused.returncode == 2 and "drop --limit to write MTEB results" in refused.stderr
