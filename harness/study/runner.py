@@ -75,7 +75,16 @@ from harness.study.progress_bar import study_bar, update_bar
 from harness.study.trial import TrialContext, run_trial
 from harness.study.workers import WorkerSettings, run_local_workers, watch_external_workers
 from harness.tracking.store_index import trials_tag
-from harness.tracking.tracker import NOTE_TAG, OBJECTIVES_TAG, Tracker, git_commit, objectives_tag
+from harness.tracking.tracker import (
+    CONFIG_TAG,
+    NOTE_TAG,
+    OBJECTIVES_TAG,
+    PARENT_GROUP,
+    Tracker,
+    configuration,
+    git_commit,
+    objectives_tag,
+)
 
 HEARTBEAT = "heartbeat_seconds"  # the coordinator's; workers adopt it
 JOIN_NOTICE = 30.0  # seconds a worker waits to join a study before it says what it waits for
@@ -180,6 +189,7 @@ def _coordinate(
     tags = {
         **study.identity_tags(),
         "study": study.name,
+        CONFIG_TAG: PARENT_GROUP,  # its own group in the UI's view, the first row
         "profile": study.profile,
         "sampler": study.sampler,
         **({OBJECTIVES_TAG: objectives_tag(study.objectives)} if study.objectives else {}),
@@ -323,7 +333,8 @@ def optuna_objective(
         with told_to_the_study(trial, say):
             value = run_trial(run, ctx, trial.number, pruning_report(study, trial), label,
                               on_start=lambda run_id: record_run(trial, run_id),
-                              still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING)  # fmt: skip
+                              still_ours=lambda: state_now(opt, trial) == TrialState.RUNNING,
+                              config=configuration(values))  # fmt: skip
         seconds = time.monotonic() - started
         say(f"trial {trial.number} ({label or 'the base'}): {scored(value, study)} in {seconds:.0f} s")
         return value

@@ -20,7 +20,7 @@ from harness.resolve.run_plan import PLAN_ARTIFACT
 from harness.resolve.run_spec import ResolvedRun
 from harness.study.train_evaluate_log import train_evaluate_log
 from harness.tracking.metric_names import OBJECTIVE
-from harness.tracking.tracker import Tracker, git_commit, package_versions
+from harness.tracking.tracker import CONFIG_TAG, Tracker, git_commit, package_versions
 
 # which model the objective (the Optuna value) is the dev score of: always the one the trial tests
 TESTED = {True: "the best dev checkpoint (keep_best), the model tested",
@@ -54,13 +54,15 @@ def paper_default_tags(run_spec: ResolvedRun) -> dict[str, str]:
             "paper_defaults.source": run_spec.method.run_defaults_source or run_spec.method.name}  # fmt: skip
 
 
-def trial_tags(run_spec: ResolvedRun, ctx: TrialContext, number: int) -> dict[str, str]:
-    """What a trial's MLflow run is tagged with when it starts."""
-    config = run_spec.settings
+def trial_tags(run_spec: ResolvedRun, ctx: TrialContext, number: int, config: str = "base") -> dict[str, str]:
+    """What a trial's MLflow run is tagged with when it starts; `config`: its configuration
+    (harness.tracking.tracker.configuration), by which the UI's view groups seeds."""
+    settings = run_spec.settings
     return {
-        "method": config.method,
+        "method": settings.method,
         "study": ctx.study,
         "trial": str(number),
+        CONFIG_TAG: config,
         "profile": ctx.profile,
         "git_commit": git_commit(),
         "mlflow.source.git.commit": git_commit(),
@@ -68,9 +70,9 @@ def trial_tags(run_spec: ResolvedRun, ctx: TrialContext, number: int) -> dict[st
         "data_dir": str(ctx.data_dir),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "threads": str(ctx.threads or torch.get_num_threads()),
-        **hardware_tags(pick_device(config.device), config.precision),
+        **hardware_tags(pick_device(settings.device), settings.precision),
         **({"variant": run_spec.variant} if run_spec.variant else {}),
-        "objective.of": TESTED[config.keep_best],
+        "objective.of": TESTED[settings.keep_best],
         **paper_default_tags(run_spec),
         **ctx.study_tags,
     }
@@ -84,13 +86,14 @@ def run_trial(
     label: str = "",
     on_start: Callable[[str], None] = lambda run_id: None,
     still_ours: Callable[[], bool] = lambda: True,
+    config: str = "base",
 ) -> float | tuple[float, ...]:
     """Train, evaluate and log one configuration in a child run of the study's parent; return its best
     dev score (the Optuna value: the dev score of the plan's target metric), or in a multi-objective study
     the values of its objectives (`ctx.objectives`), as logged. How the run ends when something stops the
     trial: harness.fleet.trial_ending."""
     name = f"{label} (trial {number})" if label else f"trial {number}"
-    tags = trial_tags(run_spec, ctx, number)
+    tags = trial_tags(run_spec, ctx, number, config)
     run = reached_tracking(lambda: ctx.tracker.start_child(ctx.experiment_id, ctx.parent_run_id, name, tags))
     with run_ends_with_the_trial(run, still_ours):
         reached("trial_run_created")

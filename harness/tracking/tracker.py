@@ -60,28 +60,44 @@ TRAINING_VIEW = "workflowType=machine_learning"
 # search facets and table layout as JSON; the URL key `viewStateShareKey=<id>` opens it. The page applies
 # it only when the URL carries none of its search facets (searchFilter, orderByKey, orderByAsc, startTime,
 # lifecycleFilter, modelVersionFilter, datasetsFilter): the sort goes into the view, not the URL.
+# A view cannot pin a run: the page drops runsPinned (and runsExpanded, runsHidden) from a shared view's
+# state, so the parent run goes first by the sort, not by a pin.
 VIEW_TAG = "mlflow.sharedViewState."
 RUNS_VIEW = "harness"  # the id of the view `Tracker.experiment_id` saves on every experiment it opens
-RUNS_VIEW_NAME = "Trials by objective (harness)"
-BY_OBJECTIVE = f"metrics.`{OBJECTIVE}`"  # the UI's key of the objective's column and sort
+RUNS_VIEW_NAME = "Study by configuration (harness)"
+BY_OBJECTIVE = f"metrics.`{OBJECTIVE}`"  # the UI's key of the objective's column
+BY_START = "attributes.start_time"  # the UI's key of the start-time sort
+# Every run of a study is tagged with its configuration: a trial's searched values without the seed, so
+# the view groups the seeds of one configuration into one row (the UI's "Group by", their mean); the parent
+# run is its own group, PARENT_GROUP.
+CONFIG_TAG, PARENT_GROUP = "harness.config", "the study (parent run)"
+
+
+def configuration(values: dict[str, Any]) -> str:
+    """A trial's configuration: its searched values but the seed (`lambda=0.1 tau=1.0`), or `base` where
+    the seed is all it searches."""
+    return " ".join(f"{key}={value}" for key, value in values.items() if key != "seed") or "base"
 
 
 def experiment_url(uri: str, experiment_id: str) -> str:
     """The experiment's runs in the UI's model-training view, through its saved view (`runs_view`: the
-    searched params and the objective as columns, the best objective first): the server's own address for
-    an http(s) tracking URI, else `harness ui`'s."""
+    parent run first, then one row per configuration with its seeds under it): the server's own address
+    for an http(s) tracking URI, else `harness ui`'s."""
     base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else UI
     return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}&viewStateShareKey={RUNS_VIEW}"
 
 
 def runs_view(searched: Sequence[str] = (), finals: Sequence[str] = ()) -> dict[str, Any]:
     """The runs page's state in the harness's saved view: a column per searched param, then the objective,
-    sorted by it, best first, then the final scores the study is read by (`finals`: harness names; keys
-    of MLflow 3.17's experiment page state; unnamed ones keep their defaults; the UI always shows run
-    name, start time and duration)."""
+    then the final scores the study is read by (`finals`: harness names); the runs grouped by their
+    configuration (CONFIG_TAG: the seeds of one configuration in one group, whose row shows their mean) in
+    the order they started, so the parent run, which starts first, is the first row (a click on the
+    objective's header ranks the groups by their mean). Keys of MLflow 3.17's experiment page state;
+    unnamed ones keep their defaults; the UI always shows run name, start time and duration."""
     columns = [f"params.`{name}`" for name in dict.fromkeys(searched)] + [BY_OBJECTIVE]
     columns += [f"metrics.`{logged(name)}`" for name in finals if name != OBJECTIVE]
-    return {"orderByKey": BY_OBJECTIVE, "orderByAsc": False, "selectedColumns": columns}
+    grouped = {"groupByKeys": [{"mode": "tag", "groupByData": CONFIG_TAG}], "aggregateFunction": "average"}
+    return {"orderByKey": BY_START, "orderByAsc": True, "selectedColumns": columns, "groupBy": grouped}
 
 
 def _view_envelope(state: dict[str, Any], created: int, updated: int) -> str:

@@ -127,3 +127,26 @@ def test_mteb_results_are_logged_in_mtebs_layout(tmp_path: Path, tiny_bert: Path
     assert (
         0 < abs(main_score) <= 1 and main_score != metrics_of(run)["STSBenchmark.spearman"] / 100
     )  # raw text
+
+
+@pytest.mark.slow
+def test_the_uis_view_groups_seeds_by_configuration_after_the_parent(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 58 item 6: every trial is tagged with its configuration (its values but the seed), the parent
+    run with its own group; the saved view groups by that tag in start order, so the parent, which starts
+    first, is the first row, and each configuration's seeds share one row."""
+    from harness.tracking.tracker import CONFIG_TAG, PARENT_GROUP, RUNS_VIEW, VIEW_TAG
+
+    grid = {"lambda": [0.1, 0.3], "seed": [1, 2]}
+    path = tiny_study(tmp_path, tiny_bert, grid, name="grouped", max_steps=1, eval_every=1)
+    run_study(load_study(path), progress=False)
+    tracker = Tracker()
+    experiment = tracker.client.get_experiment_by_name("grouped")
+    runs = tracker.client.search_runs([experiment.experiment_id], order_by=["attributes.start_time ASC"])
+    assert runs[0].data.tags["harness.role"] == "study" and runs[0].data.tags[CONFIG_TAG] == PARENT_GROUP
+    groups = {r.data.tags[CONFIG_TAG]: set() for r in runs[1:]}
+    for run in runs[1:]:
+        groups[run.data.tags[CONFIG_TAG]].add(run.data.params["seed"])
+    assert groups == {"lambda=0.1": {"1", "2"}, "lambda=0.3": {"1", "2"}}
+    view = json.loads(json.loads(experiment.tags[VIEW_TAG + RUNS_VIEW])["state"])
+    assert view["groupBy"]["groupByKeys"] == [{"mode": "tag", "groupByData": CONFIG_TAG}]
+    assert (view["orderByKey"], view["orderByAsc"]) == ("attributes.start_time", True)

@@ -85,11 +85,13 @@ def test_an_experiment_gets_the_saved_view_of_its_searched_params_and_objective(
     assert set(envelope) == {"name", "createdAt", "updatedAt", "state"}
     assert isinstance(envelope["state"], str) and isinstance(envelope["createdAt"], int)
     state = json.loads(envelope["state"])
-    assert state == {
-        "orderByKey": "metrics.`objective`",
-        "orderByAsc": False,
+    assert state == {  # the parent first (it starts first), then a group per configuration (issue 58 item 6)
+        "orderByKey": "attributes.start_time",
+        "orderByAsc": True,
         "selectedColumns": ["params.`lambda`", "params.`temperature`", f"metrics.`{OBJECTIVE}`"],
-    }
+        "groupBy": {"groupByKeys": [{"mode": "tag", "groupByData": "harness.config"}],
+                    "aggregateFunction": "average"},
+    }  # fmt: skip
     assert saved_view(tags) == (state, envelope["createdAt"])
     # a later caller that does not know the search (a worker, `harness eval`) keeps the columns
     assert tracker.experiment_id("viewed") == experiment
@@ -172,6 +174,11 @@ def test_the_ui_opens_saved_views_as_the_harness_writes_them(bundle: str) -> Non
     assert re.search(r"JSON\.stringify\(\{name:\w+,createdAt:\w+,updatedAt:\w+,state:\w+\}\)", bundle)
     assert '"selectedColumns"' in bundle  # one of the table state's keys a view sets
     assert re.search(r'\w+=\(\w+,\w+\)=>\w+\+"\.`"\+\w+\+"`"', bundle)  # column keys: params.`name`
+    # grouping (issue 58 item 6): a tag's values, their average; a shared view drops pins, so the parent
+    # is first by the start-time sort, which leaves groups in the order their first run came
+    assert 'e.Tag="tag"' in bundle and 'e.Average="average"' in bundle and "groupByKeys" in bundle
+    assert '["runsExpanded","runsPinned","runsHidden","runsVisibilityMap","autoRefreshEnabled"]' in bundle
+    assert re.search(r'switch\(\w+\)\{case"metrics":.{0,400}case"params":.{0,400}default:return 0\}', bundle)
 
 
 def test_the_compare_page_opens_on_the_first_shared_metric(bundle: str) -> None:
