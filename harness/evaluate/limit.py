@@ -35,7 +35,7 @@ def _sampled(data: Any, n: int) -> Any:
     if size <= n:
         return data
     keep = np.sort(np.random.default_rng(SEED).choice(size, n, replace=False))
-    changes = {}
+    changes: dict[str, Any] = {}
     for field in dataclasses.fields(data):
         value = getattr(data, field.name)
         if isinstance(value, np.ndarray) and len(value) == size:
