@@ -113,6 +113,17 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(
     assert "report: reports/build/my_simcse" in again.stdout and "next: `harness report" not in again.stdout
     table = (tmp_path / "reports" / "build" / "my_simcse" / "results.tex").read_text()
     assert "\\quad 95\\% interval" in table and "items only (1 seed" in table  # from the trials' records
+    # --baseline (issue 58 item 5): the other row's paired difference; a row no table has: one line, no files
+    compared = harness_here("report", "my_simcse", "--no-pdf", "--baseline", "temperature=0.05")
+    assert compared.returncode == 0, compared.stderr
+    table = (tmp_path / "reports" / "build" / "my_simcse" / "results.tex").read_text()
+    assert "\\quad $-$ temperature = 0.05 (paired) & " in table and "paired on seeds and items" in table
+    assert "SentEval" not in table and "CS224N" not in table  # the caption names only the scores shown
+    before = sorted(p.name for p in (tmp_path / "reports" / "build").iterdir())
+    wrong = harness_here("report", "my_simcse", "--no-pdf", "--baseline", "temperature=0.5")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
+    assert "--baseline 'temperature=0.5': no table of my_simcse has that row; did you mean" in wrong.stderr
+    assert sorted(p.name for p in (tmp_path / "reports" / "build").iterdir()) == before
 
 
 def test_dry_run_lists_every_trial_and_writes_nothing(

@@ -668,6 +668,12 @@ def tasks_cmd() -> None:
 @click.option("--bootstrap-seed", default=BOOTSTRAP_SEED, show_default=True, type=click.IntRange(min=0),
               help="the bootstrap's seed: the same seed, the same intervals")  # fmt: skip
 @click.option("--no-statistics", is_flag=True, help="the numbers alone: no intervals, no claims' verdicts")
+@click.option(
+    "--baseline",
+    metavar="ROW",
+    help="compare every other row with this one, as printed (e.g. 'lambda = 0.1'): its paired difference "
+    "with a 95%% interval under each row, a dagger where it holds",
+)
 @click.option("--data-dir", help=DATA_HELP + "; read only by parts that print examples (errors, projection)")
 def report_cmd(
     study: str | None,
@@ -679,6 +685,7 @@ def report_cmd(
     resamples: int,
     bootstrap_seed: int,
     no_statistics: bool,
+    baseline: str | None,
     data_dir: str | None,
 ) -> None:
     """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book;
@@ -721,6 +728,7 @@ def report_cmd(
         resampler,
         statistics=not no_statistics,
         data_dir=data_dir,
+        baseline=baseline,
     )
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):

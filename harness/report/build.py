@@ -13,11 +13,13 @@ import pandas as pd
 
 from harness.errors import HarnessError
 from harness.report.aggregate_check import check_tables
+from harness.report.baseline_row import with_baseline
 from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings
 from harness.report.parts.base import PartContext
 from harness.report.setting import PAPER_PROFILE, paper_setting
+from harness.report.settings_box import settings_box
 from harness.report.spec import load_spec
 from harness.report.tables import escape_latex
 from harness.resolve.derived import DERIVED_CHANGES, DERIVED_FROM
@@ -51,6 +53,7 @@ def write_study(
     resampler: Resampler | None = None,
     statistics: bool = True,
     data_dir: str | None = None,
+    baseline: str | None = None,
 ) -> tuple[str, StudyFindings, str]:
     """Write the study's tables (.tex), figures (.png), claims (claims.tex, claims.json) and runs.csv
     into `folder`; return the LaTeX body that includes them (paths prefixed with `prefix`, the folder as
@@ -59,12 +62,15 @@ def write_study(
     names it after its origin's). Everything comes from MLflow: the study's paper profile (its setting,
     configurations, metrics and variants) from the plans its parent run logged when it started
     (harness.resolve.paper_plans), so a report of a study whose file changed since builds the same; `data_dir`
-    only for parts that print examples."""
+    only for parts that print examples; `baseline`: the row the runs tables compare every other row with
+    (harness.report.baseline_row)."""
     frame, parent = trial_frame(tracker, study, profile)
     logged_study_file(tracker, parent.info.run_id, folder)  # the YAML as it ran, kept beside the report
     plans = logged_paper_plans(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
     spec = load_spec(origin, list(frame.columns), varying_params(frame))
+    if baseline is not None:
+        spec = with_baseline(spec, baseline, frame)
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
     setting = paper_setting(plans, frame) if referenced or spec.claims else None
     notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
@@ -132,7 +138,8 @@ def write_study(
     )
     frame.to_csv(folder / "runs.csv", index=False)
     findings.parent_run_id = parent.info.run_id
-    body = "\n\n".join([intro, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
+    box = settings_box(frame, parent.data.tags.get("git_commit", "unknown"))
+    body = "\n\n".join([intro, box, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
     title = escape_latex(spec.title)
     return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
 
@@ -196,6 +203,7 @@ def build_report(
     resampler: Resampler | None = None,
     statistics: bool = True,
     data_dir: str | None = None,
+    baseline: str | None = None,
 ) -> tuple[Path, StudyFindings]:
     """Write the study's tables (.tex), figures (.png), claims, runs.csv and, with pdflatex, report.pdf;
     then put the claims' verdicts on the study's parent run (artifact and metrics)."""
@@ -203,7 +211,7 @@ def build_report(
     target = Path(out) / study
     with staged(target.parent, f".{study}-", "the report") as staging:
         body, findings, title = write_study(
-            study, tracker, staging, profile, resampler=resampler, statistics=statistics, data_dir=data_dir
+            study, tracker, staging, profile, "", resampler, statistics, data_dir, baseline
         )
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:

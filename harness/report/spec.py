@@ -96,13 +96,36 @@ def default_spec(study: str, metrics: list[str], varying: list[str]) -> ReportSp
     label = label or ("all seeds" if "seed" in varying else "trial {trial}")
     caption = (
         "Scores of each configuration (runs that differ only in their seed share a row: mean $\\pm$ std, n): "
-        "the best dev score seen in training, then the final tasks; STS and SentEval scores x 100, CS224N "
-        "scores as fractions."
+        + ("the best dev score seen in training, then the final tasks" if columns else "the dev scores")
+        + scale_note([*dev.values(), *columns.values()])
     )
     from harness.report.parts.runs_table import RunsTable
 
     table = RunsTable(name="results", kind="runs", label=label, columns={**dev, **columns}, caption=caption)
     return ReportSpec(study=study, title=study, tables=[table])
+
+
+def scale_note(metrics: list[str]) -> str:
+    """`; STS scores x 100.`: how the shown metrics are scaled, naming only the kinds they are (the
+    registry's STS and SentEval tasks x 100; CS224N's dev scores, which are no registered task, as
+    fractions)."""
+    from harness.evaluate.registry import tasks
+
+    kinds = {"sts": "STS", "classification": "SentEval"}
+    known = tasks()
+    found = []
+    for metric in metrics:
+        name = metric.removeprefix("dev.").removesuffix(".best")
+        task = name.split(".")[0]
+        if name in aggregates():  # STS.avg, STS12-16.wmean, transfer.avg: their members' scale
+            task = aggregates()[name].members[0]
+        kind = kinds.get(known[task].kind, "") if task in known else "CS224N"
+        if kind and kind not in found:
+            found.append(kind)
+    hundred = [k for k in found if k != "CS224N"]
+    parts = [f"{' and '.join(hundred)} scores x 100"] if hundred else []
+    parts += ["CS224N scores as fractions"] if "CS224N" in found else []
+    return f"; {', '.join(parts)}." if parts else "."
 
 
 def _dev_name(metric: str) -> str:

@@ -41,12 +41,27 @@ class TableStats:
     missing_baseline: str | None = None  # the spec's baseline, where these runs have no such row
     mixed: int = 0  # cells whose runs are several configurations (no interval)
     resamples: int = 0
-    tied: set[str] = field(default_factory=set)  # columns ("*": the whole table) whose best is a tie
+    # columns ("*": the whole table) whose best was compared with the runner-up: True where it beats it
+    # beyond their paired interval (bold), False where not (a tie); a column absent was not compared
+    decided: dict[str, bool] = field(default_factory=dict)
+    undecided: list[str] = field(default_factory=list)  # columns ("*") with a best but nothing to compare
+    # each row's paired difference from the baseline row, per cell: its 95% interval
+    differences: dict[Cell, tuple[float, float]] = field(default_factory=dict)
 
     def best_mark(self, column: str) -> str:
-        """How the best value of a column is marked: bold when it beats the runner-up beyond their paired
-        interval, else "=" (a tie: the bold would claim more than the runs show)."""
-        return "tie" if column in self.tied or "*" in self.tied else "bold"
+        """How the best value of a column is marked: "bold" when it beats the runner-up beyond their paired
+        interval, "tie" where it does not (a bold would claim more than the runs show), "" where the runs
+        have nothing to compare it on (no item record: a dev score)."""
+        found = self.decided.get("*", self.decided.get(column))
+        return "" if found is None else "bold" if found else "tie"
+
+    def paired(self, label: str, column: str, value: float, digits: int) -> str:
+        """A row's paired difference from the baseline (`value`, its difference of means) with its 95%
+        interval, `+0.42 [+0.10, +0.74]`; '' where it has none."""
+        low_high = self.differences.get((label, column))
+        if low_high is None or not np.all(np.isfinite(low_high)) or pd.isna(value):
+            return ""
+        return f"{value:+.{digits}f} [{low_high[0]:+.{digits}f}, {low_high[1]:+.{digits}f}]"
 
     def ci(self, label: str, column: str, digits: int) -> str:
         low_high = self.intervals.get((label, column))
@@ -63,9 +78,10 @@ class TableStats:
         return mark + ("$^\\equiv$" if self.equivalent.get((label, column)) else "")
 
     def caption(self, baseline_shown: str = "") -> str:
-        """The caption's sentences: what the intervals cover, the daggers, the paper marks."""
+        """The caption's sentences: what the intervals cover, the paired differences and daggers, the bold,
+        the paper marks."""
         if not self.intervals:
-            return " No interval: these runs have no item records." if not self.mixed else ""
+            return (" No interval: these runs have no item records." if not self.mixed else "") + self._bold()
         one = 1 in self.seeds
         covers = " and ".join(
             (["items only (1 seed: seed noise left out, so the spread is understated)"] if one else [])
@@ -81,19 +97,18 @@ class TableStats:
             " docs/statistics.md."
         )
         if self.baseline is not None:
+            shown = baseline_shown or self.baseline
             text += (
-                f" $^\\dagger$: differs from {baseline_shown or self.baseline} beyond the paired 95\\% "
-                f"interval, Holm's correction over the table's {self.comparisons} comparisons."
+                f" Under each other row, its paired difference from {shown} (row $-$ {shown}: means, and the"
+                " 95\\% interval of the difference, paired on seeds and items). $^\\dagger$: differs from"
+                f" {shown} beyond that interval after Holm's correction over the table's {self.comparisons}"
+                " comparisons."
             )
         if self.missing_baseline:
             text += f" No dagger: these runs have no row {self.missing_baseline} to compare with."
         if self.mixed:
             text += f" {self.mixed} cell(s) average runs of several configurations: no interval."
-        if self.tied:
-            text += (
-                " Bold: the best, beyond the paired 95\\% interval of its difference with the runner-up;"
-                " $^{=}$: the best, but within it (a tie)."
-            )
+        text += self._bold()
         if self.reproduced:
             inside = sum(v == INSIDE for v in self.reproduced.values())
             same, margins = sum(self.equivalent.values()), self.margins.stated("$\\pm$")
@@ -104,6 +119,14 @@ class TableStats:
                 f" 0.05), {same} of {len(self.equivalent)}."
             )
         return text
+
+    def _bold(self) -> str:
+        if not self.decided:
+            return ""
+        text = " Bold: the best, beyond the paired 95\\% interval of its difference with the runner-up"
+        return text + (
+            "; $^{=}$: the best, but within it (a tie)." if not all(self.decided.values()) else "."
+        )
 
 
 Vector = Callable[[str, str], np.ndarray | None]
@@ -151,6 +174,7 @@ def table_stats(
             difference = _difference(evidence, cells, vector, (label, column), (baseline, column))
             if label == baseline or difference is None:
                 continue
+            stats.differences[(label, column)] = interval(difference)
             tested.append(((label, column), Difference.of(float("nan"), difference)))  # p alone counts
         _, rejected = holm([d.p for _, d in tested], ALPHA)
         stats.daggers = {cell for (cell, _), r in zip(tested, rejected, strict=True) if r}
@@ -181,8 +205,9 @@ def _difference(evidence: Evidence, cells: dict[Cell, tuple[list[str], str]], ve
 
 def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[list[str], str]],
               mean: pd.DataFrame, best_overall: bool) -> None:  # fmt: skip
-    """Record in `stats.tied` each column (or "*": the whole table) whose best cell does not beat the
-    runner-up beyond the 95% interval of their paired difference (cells with runs only)."""
+    """Record in `stats.decided` whether each column's (or with `best_overall` the whole table's: "*") best
+    cell beats the runner-up beyond the 95% interval of their paired difference (cells with runs only);
+    a column with two or more values but no paired difference goes to `stats.undecided`."""
     shown = [c for c in cells if c[0] in mean.index and c[1] in mean.columns]  # a table may show fewer rows
     groups = {"*": shown} if best_overall else {}
     if not best_overall:
@@ -194,10 +219,10 @@ def mark_ties(stats: TableStats, evidence: Evidence, cells: dict[Cell, tuple[lis
             continue
         difference = _difference(evidence, cells, _runs_vector(evidence, cells), ranked[0], ranked[1])
         if difference is None:
+            stats.undecided.append(key)
             continue
         low, _ = interval(difference)
-        if not low > 0:
-            stats.tied.add(key)
+        stats.decided[key] = bool(low > 0)
 
 
 def derived_vector(spec: object) -> Callable[[Vector, str, str, CellDifference], np.ndarray | None]:

@@ -112,9 +112,14 @@ def render_summary(
         if count[label] > 1 and not pd.isna(std.at[label, column]):
             text += f" $\\pm$ {std.at[label, column]:.{digits}f}"
         if count[label] > 0 and not pd.isna(value) and round(value, digits) == best[column]:
-            tie = stats is not None and stats.best_mark(column) == "tie"
-            text = f"{text}$^{{=}}$" if tie else f"\\textbf{{{text}}}"
+            mark = stats.best_mark(column) if stats is not None else ""  # bold only where a test holds
+            text = f"{text}$^{{=}}$" if mark == "tie" else f"\\textbf{{{text}}}" if mark == "bold" else text
         return text + (stats.mark(label, column) if stats else "")
+
+    def versus(label: str, column: str) -> str:
+        if label == baseline or stats is None or pd.isna(mean.at[label, column]):
+            return ""
+        return stats.paired(label, column, mean.at[label, column] - mean.at[baseline, column], digits)
 
     def paper(label: str, column: str) -> str:
         value = spec.reference.get(label, {}).get(column)
@@ -137,6 +142,7 @@ def render_summary(
         known = [v for v in values if v is not None]
         return f"{min(known):.{digits}f}--{max(known):.{digits}f}" if len(known) > 1 else ""
 
+    baseline = stats.baseline if stats is not None else None
     comparable = setting is None or setting.matches
     source = escape_latex(spec.reference_source)
     if not comparable:
@@ -154,6 +160,8 @@ def render_summary(
         rows.append((escape_latex(key) if transpose else name(key), at(cell)))
         if stats is not None and stats.intervals:
             rows.append(("\\quad 95\\% interval", at(lambda label, column: stats.ci(label, column, digits))))
+        if baseline is not None and not transpose and key != baseline and count[key] > 0:
+            rows.append((f"\\quad $-$ {latex_label(baseline)} (paired)", at(versus)))
         labels = inner if transpose else [key]
         if any(spec.reference.get(label) for label in labels):
             rows.append((f"\\quad {source}", at(paper)))
@@ -165,6 +173,9 @@ def render_summary(
     caption = spec.caption + same_setup_note(spec.reference, same_setup, spec.reference_source, digits)
     if stats is not None:
         caption += stats.caption(latex_label(spec.baseline or ""))
+        undecided = [escape_latex(c) if c != "*" else "the table" for c in stats.undecided]
+        if undecided:
+            caption += f" No bold in {', '.join(undecided)}: no item record to compare the best with."
     if spec.reference and not comparable:
         caption += (
             f" The paper's rows are {escape_latex(setting.paper_model)} at the paper's setting; these runs "  # type: ignore[union-attr]

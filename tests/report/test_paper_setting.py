@@ -66,7 +66,7 @@ def test_no_difference_row_where_the_model_differs_from_the_papers() -> None:
 
 def test_row_labels_read_as_in_a_paper_and_carry_no_empty_groups() -> None:
     latex = runs_latex(_frame(), _spec(), Setting("m", ""))
-    assert r"SCL allpalln, $\lambda$ = 0.1, $\tau$ = 1.0 & \textbf{70.00} & \textbf{75.00}" in latex
+    assert r"SCL allpalln, $\lambda$ = 0.1, $\tau$ = 1.0 & 70.00 & 75.00" in latex  # no bold untested
     assert "{}" not in latex.replace(r"\begin{tabular}{lrr}", "")  # no {}{}{} to keep labels distinct
     assert latex_label("lambda_x = 2, tau = 1") == r"lambda\_x = 2, $\tau$ = 1"  # a name, not the Greek
 

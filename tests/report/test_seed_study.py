@@ -47,6 +47,13 @@ def test_a_three_seed_study_reports_two_level_intervals_and_a_verdict_per_claim(
     table = (folder / "sts.tex").read_text()
     assert "seeds and items (3 seeds, two levels)" in table and "items only" not in table
     assert table.count("\\quad 95\\% interval") == 2 and table.count("($n=3$)") == 2
+    # the spec's baseline: the other row's paired difference from it, with the interval of that difference
+    (paired,) = [line for line in table.splitlines() if "(paired)" in line]
+    assert paired.startswith("\\quad $-$ $\\lambda$ = 0.1 (paired) & ")
+    assert "paired on seeds and items" in table
+    settings = (folder / "report.tex").read_text()  # the settings box under the title
+    assert "\\textbf{Settings}" in settings and "seeds & 1, 2, 3 \\\\" in settings
+    assert "precision & fp32" in settings
     verdicts = {v["id"]: v for v in json.loads((folder / "claims.json").read_text())["claims"]}
     assert set(verdicts) == {"half_beats_tenth", "half_best"}
     for verdict in verdicts.values():

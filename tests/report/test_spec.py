@@ -126,4 +126,6 @@ def test_default_spec_puts_a_configurations_seeds_in_one_row() -> None:
     spec = load_spec("no_such_study", ["STSBenchmark.spearman"], ["temperature", "seed"])
     assert spec.tables[0].label == "temperature = {temperature}"
     assert load_spec("no_such_study", ["STSBenchmark.spearman"], ["seed"]).tables[0].label == "all seeds"
-    assert "CS224N scores as fractions" in spec.tables[0].caption
+    assert spec.tables[0].caption.endswith("then the final tasks; STS scores x 100.")  # no CS224N or SentEval
+    cs224n = load_spec("no_such_study", ["dev.sst.acc", "dev.quora.acc"], ["seed"]).tables[0].caption
+    assert cs224n.endswith("the dev scores; CS224N scores as fractions.") and "STS" not in cs224n

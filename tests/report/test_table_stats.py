@@ -75,10 +75,11 @@ def test_the_best_is_bold_only_beyond_the_runner_ups_paired_interval() -> None:
     mean = pd.DataFrame({"A": [10.0, 5.0], "B": [10.0, 9.98]}, index=["x", "y"])
     stats = TableStats()
     mark_ties(stats, evidence, cells, mean, best_overall=False)
-    assert stats.tied == {"B"} and stats.best_mark("A") == "bold" and stats.best_mark("B") == "tie"
+    assert stats.decided == {"A": True, "B": False}
+    assert stats.best_mark("A") == "bold" and stats.best_mark("B") == "tie" and stats.best_mark("C") == ""
     overall = TableStats()
     mark_ties(overall, evidence, cells, mean, best_overall=True)
-    assert overall.tied == {"*"} and overall.best_mark("A") == "tie"
+    assert overall.decided == {"*": False} and overall.best_mark("A") == "tie"
 
 
 def test_a_derived_difference_of_rows_of_seeds_is_corrected_as_one_difference() -> None:
@@ -103,3 +104,26 @@ def test_a_derived_difference_of_rows_of_seeds_is_corrected_as_one_difference() 
     )
     assert stats.intervals[("Difference", "A")] == interval(corrected)
     assert interval(corrected) != interval(separate)
+
+
+def test_a_gap_repeated_on_every_resample_holds_paired_though_the_intervals_overlap() -> None:
+    """Issue 58 item 5's case: two rows' own intervals ([72.6, 78.0] and [73.0, 78.4]) overlap, but the
+    0.42 gap repeats on every resample of the shared seeds and items: the paired difference's interval
+    excludes 0, so the row is bold, carries a dagger against the baseline, and prints that interval."""
+    from harness.report.table_stats import TableStats, mark_ties
+
+    shared = np.random.default_rng(3).normal(75.3, 1.4, B)  # seed and item noise both rows share
+    runs = {"base": shared, "x": shared + 0.42 + np.random.default_rng(4).normal(0, 0.05, B)}
+    cells = {(label, "A"): ([label], "m") for label in runs}
+    found = evidence(runs)
+    stats = table_stats(found, cells, lambda *a: None, list(cells), "base", {})
+    (low_x, high_x), (low_base, high_base) = stats.intervals[("x", "A")], stats.intervals[("base", "A")]
+    assert low_x < high_base and low_base < high_x  # the rows' own intervals overlap
+    low, high = stats.differences[("x", "A")]
+    assert (low, high) == interval(runs["x"] - runs["base"]) and 0.3 < low < 0.42 < high < 0.55
+    assert stats.daggers == {("x", "A")} and ("base", "A") not in stats.differences
+    mean = pd.DataFrame({"A": [float(runs["base"].mean()), float(runs["x"].mean())]}, index=["base", "x"])
+    marks = TableStats()
+    mark_ties(marks, found, cells, mean, best_overall=False)
+    assert marks.best_mark("A") == "bold"
+    assert stats.paired("x", "A", 0.42, 2) == f"+0.42 [{low:+.2f}, {high:+.2f}]"

@@ -35,11 +35,11 @@ def test_runs_table_averages_seeds_and_prints_the_papers_numbers_with_the_differ
     latex = runs_latex(frame, spec)
     lines = [line for line in latex.splitlines() if "&" in line]
     # mean 0.520, sample std 0.020 over three seeds; the best mean per column in bold
-    assert r"fusion ($n=3$) & \textbf{0.520 $\pm$ 0.020} & 0.460 $\pm$ 0.000 \\" in lines
+    assert r"fusion ($n=3$) & 0.520 $\pm$ 0.020 & 0.460 $\pm$ 0.000 \\" in lines
     chen = next(line for line in lines if "Chen" in line)
     delta = next(line for line in lines if "Delta" in line)
     assert "0.520 & 0.465" in chen and "+0.000 & -0.005" in delta
-    assert r"baseline & 0.400 & \textbf{0.510} \\" in lines
+    assert r"baseline & 0.400 & 0.510 \\" in lines
 
 
 def test_curve_points_follow_epochs_and_average_seeds(tmp_path, monkeypatch) -> None:  # noqa: ANN001
@@ -94,7 +94,7 @@ def test_where_keeps_one_row_of_the_grid_as_liao_table_6() -> None:
     frame = pd.DataFrame({"lambda": [0.1, 0.1, 0.5, 0.5], "tau": [1, 0.1, 1, 0.1],
                           "sts": [70.0, 60.0, 69.0, 61.0]})  # fmt: skip
     rows = _cells(runs_latex(frame, _table(label="{lambda}", columns={"Avg.": "sts"}, where={"tau": 1.0})))
-    assert rows[1:] == [["0.1", r"\textbf{70.00}"], ["0.5", "69.00"]]
+    assert rows[1:] == [["0.1", r"70.00"], ["0.5", "69.00"]]
     with pytest.raises(Exception, match="no run has"):
         runs_latex(frame, _table(label="{lambda}", columns={"Avg.": "sts"}, where={"tau": 0.3}))
 
@@ -110,13 +110,13 @@ def test_derived_columns_and_rows_and_the_transposed_layout() -> None:
                   derived_rows={"Difference": {"op": "difference", "of": ["cos", "lin"]}},
                   reference={"cos": {"A": 0.55}}, reference_source="David")  # fmt: skip
     rows = _cells(runs_latex(frame, spec))
-    assert rows[1] == ["lin", "0.50", r"\textbf{0.40}", r"\textbf{0.45}"]
-    assert rows[2] == ["cos", r"\textbf{0.60}", "0.20", "0.40"]
+    assert rows[1] == ["lin", "0.50", r"0.40", r"0.45"]
+    assert rows[2] == ["cos", r"0.60", "0.20", "0.40"]
     assert rows[3][1] == "0.55" and rows[4][1] == "+0.05"  # the paper's value and harness - paper
     assert rows[5] == ["Difference", "0.10", "-0.20", "-0.05"]  # cos - lin, never bold
     transposed = _cells(runs_latex(frame, spec.model_copy(update={"transpose": True})))
     assert transposed[0][1:] == ["lin", "cos", "Difference"]
-    assert transposed[1] == ["A", "0.50", r"\textbf{0.60}", "0.10"]
+    assert transposed[1] == ["A", "0.50", r"0.60", "0.10"]
     assert transposed[2][2] == "0.55" and transposed[3][2] == "+0.05"  # under A, in the cos column
     assert transposed[4][0] == "B"
 
@@ -134,7 +134,7 @@ def test_a_derived_row_is_never_bold_and_a_derived_mean_needs_every_part() -> No
                   derived_columns={"Mean": {"op": "mean", "of": ["A", "B"]}},
                   derived_rows={"Difference": {"op": "difference", "of": ["cos", "lin"]}})  # fmt: skip
     rows = _cells(runs_latex(frame, spec))
-    assert rows[1] == ["cos", r"\textbf{0.60}", r"\textbf{0.20}", r"\textbf{0.40}"]
+    assert rows[1] == ["cos", r"0.60", r"0.20", r"0.40"]
     assert rows[2] == ["lin", "-0.30", "--", "--"]
     assert rows[3] == ["Difference", "0.90", "--", "--"]
 
@@ -148,7 +148,7 @@ def test_n_counts_the_runs_of_the_best_covered_metric() -> None:
 
     frame = pd.DataFrame({"views": ["0.1"] * 2, "cola": [60.0, 62.0], "rte": [65.0, None]})
     rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
-    assert rows[1][:2] == ["0.1 ($n=2$)", r"\textbf{61.00 $\pm$ 1.41}"]
+    assert rows[1][:2] == ["0.1 ($n=2$)", r"61.00 $\pm$ 1.41"]
 
 
 def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
@@ -158,7 +158,7 @@ def test_runs_of_different_tasks_share_a_row_and_count_once() -> None:
 
     frame = pd.DataFrame({"views": ["0.1,0.1"] * 2, "cola": [60.0, None], "rte": [None, 65.0]})
     rows = _cells(runs_latex(frame, _table(label="{views}", columns={"CoLA": "cola", "RTE": "rte"})))
-    assert rows[1] == ["0.1,0.1", r"\textbf{60.00}", r"\textbf{65.00}"]
+    assert rows[1] == ["0.1,0.1", r"60.00", r"65.00"]
     frame["variant"] = ["single_sst", "single_sts"]
     renamed = _table(label="{variant}", columns={"CoLA": "cola", "RTE": "rte"},
                      rename={"single_sst": "single task", "single_sts": "single task"})  # fmt: skip
@@ -241,7 +241,7 @@ def test_grid_with_renamed_values_a_difference_row_and_the_papers_values() -> No
     latex = grid_latex(frame, spec)
     assert r"similarity\_head \textbackslash{} variant" in latex  # a param name is LaTeX text
     rows = _cells(latex)
-    assert rows[1] == ["Cosine", r"\textbf{0.593}", "0.588"]  # the best cell of the whole grid
+    assert rows[1] == ["Cosine", r"0.593", "0.588"]  # the best cell of the whole grid
     assert rows[2][1] == "0.590" and rows[3][1] == "+0.003"
     assert rows[4] == ["Only Linear", "0.577", "0.562"]
     assert rows[5] == ["Difference", "0.016", "0.026"]
@@ -270,7 +270,7 @@ def test_a_grid_cell_is_the_mean_of_its_runs() -> None:
     spec = GridTable(name="g", kind="grid", rows="lambda", columns="tau", metric="STS12-16.wmean")
     rows = _cells(grid_latex(frame, spec))
     assert rows[0] == [r"$\lambda$ \textbackslash{} $\tau$", "0.1", "1"]
-    assert rows[1] == ["0.1 ($n=3$)", r"62.00 $\pm$ 2.65", r"\textbf{70.00 $\pm$ 0.00}"]
+    assert rows[1] == ["0.1 ($n=3$)", r"62.00 $\pm$ 2.65", r"70.00 $\pm$ 0.00"]
     assert rows[2] == ["0.5 ($n=3$)", r"53.00 $\pm$ 3.61", r"68.00 $\pm$ 13.86"]
     grid = grid_frame(frame, "lambda", "tau", "STS12-16.wmean", "g")
     assert grid.to_numpy().tolist() == [[62.0, 70.0], [53.0, 68.0]]
@@ -338,3 +338,30 @@ def test_the_papers_spread_for_one_setup_is_a_range_row_and_a_caption_sentence()
     with pytest.raises(ValueError, match="no reference row"):
         RunsTable(name="t", kind="runs", label="{variant}", columns={"Overall": "dev.overall"},
                   same_setup={"nli": {"Chen Table 5": {"Overall": 0.664}}})  # fmt: skip
+
+
+def test_bold_marks_only_a_best_the_paired_comparison_decided() -> None:
+    """Issue 58 item 5: the best of a column is bold only where its paired difference with the runner-up
+    holds (decided True), "=" where not (a tie), and unmarked where nothing could be compared (no item
+    record: the caption names the column); a derived row is never marked; over a whole grid, one cell."""
+    import pandas as pd
+
+    from harness.report.parts.runs_table import runs_summary
+    from harness.report.table_stats import TableStats
+    from harness.report.tables import render_summary
+
+    frame = pd.DataFrame({"variant": ["cos", "lin"], "a": [0.6, 0.5], "b": [0.2, 0.4], "c": [0.1, 0.3]})
+    spec = _table(label="{variant}", columns={"A": "a", "B": "b", "C_dev": "c"}, rows=["cos", "lin"],
+                  derived_rows={"Difference": {"op": "difference", "of": ["cos", "lin"]}})  # fmt: skip
+    mean, std, count = runs_summary(frame, spec)
+    stats = TableStats(decided={"A": True, "B": False}, undecided=["C_dev"])
+    latex = render_summary(mean, std, count, spec, stats=stats)
+    rows = _cells(latex)
+    assert rows[1] == ["cos", r"\textbf{0.60}", "0.20", "0.10"]
+    assert rows[2] == ["lin", "0.50", "0.40$^{=}$", "0.30"]
+    assert rows[3] == ["Difference", "0.10", "-0.20", "-0.20"]  # larger than a run's, never marked
+    assert r"No bold in C\_dev: no item record" in latex and "(a tie)" in latex
+    whole = _cells(
+        render_summary(mean, std, count, spec, best_overall=True, stats=TableStats(decided={"*": True}))
+    )
+    assert [cell for row in whole[1:] for cell in row[1:] if "textbf" in cell] == [r"\textbf{0.60}"]
