@@ -246,13 +246,29 @@ def test_new_writes_a_study_that_resolves(tmp_path: Path, method: str) -> None:
     from harness.registry import METHODS
 
     assert method in METHODS.entries()
-    path = write_study(f"my_{method}", method, str(tmp_path / f"my_{method}.yaml"))
+    path, spec_path = write_study(f"my_{method}", method, str(tmp_path / f"my_{method}.yaml"))
     study = load_study(str(path))  # every grid point validated
     assert study.profile == "base" and study.n_trials >= 1
     text = path.read_text()
     assert text.startswith(f"# my_{method}: a study of your own") and f"harness run-study {path}" in text
     with pytest.raises(HarnessError, match=r"exists; choose another NAME"):
         write_study(f"my_{method}", method, str(path))
+    # its report spec beside it (issue 58 item 5): valid, found by `harness report`, claims explained
+    from harness.report.spec import load_spec
+
+    assert spec_path == tmp_path / f"my_{method}.report.yaml"
+    spec = load_spec(f"my_{method}", study_path=str(path))
+    (table,) = spec.tables
+    assert table.columns and set(table.columns.values()) <= set(study.grid_runs()[0].plan.metrics)
+    searched = [k for k in study.search if k != "seed"]
+    if searched:  # the grid's first configuration is the baseline
+        assert table.baseline == table.label.format(**{k: study.search[k][0] for k in searched})
+    text = spec_path.read_text()
+    if searched:  # the commented claim, uncommented, is a valid claim of the spec
+        claim = text.split("Uncomment and edit:\n")[1].split("\n# More kinds")[0]
+        spec_path.write_text(text + "\n".join(line.removeprefix("# ") for line in claim.splitlines()))
+        (claimed,) = load_spec(f"my_{method}", study_path=str(path)).claims
+        assert claimed.metric in table.columns.values()
 
 
 def test_every_registered_method_has_a_new_study_test() -> None:

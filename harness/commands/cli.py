@@ -1017,12 +1017,15 @@ def new_cmd(name: str, method: str, out: str | None) -> None:
     """Write a commented study YAML for METHOD that runs offline in minutes: the start of an own study."""
     from harness.commands.new_study import write_study
 
-    path = write_study(name, method, out)
+    path, spec = write_study(name, method, out)
     click.echo(
         as_invoked(
             f"wrote {path}; see its trials with `harness run-study {name if not out else path} --dry-run`"
         )
     )
+    said = (f"wrote {spec}: its report's table, compared with the first configuration; add claims there "
+            f"(an example is in its comments), then `harness report {name}`")  # fmt: skip
+    click.echo(as_invoked(said))
 
 
 from harness.commands.stage_cache_commands import cache_group  # noqa: E402  (its own file: the stage cache's commands)

@@ -152,17 +152,25 @@ def field_comment(setting: str, description: str) -> list[str]:
     )
 
 
-def write_study(name: str, method: str, out: str | None) -> Path:
-    """Write the new study to `out` (default studies/NAME.yaml); never over an existing file."""
+def write_study(name: str, method: str, out: str | None) -> tuple[Path, Path]:
+    """Write the new study to `out` (default studies/NAME.yaml) and its report spec where `harness report`
+    finds it (harness.commands.new_report); never over an existing file, and both or neither."""
+    from harness.commands.new_report import report_spec_path, report_spec_yaml
     from harness.resolve.study_spec import STUDIES_DIR
 
     path = Path(out) if out else STUDIES_DIR / f"{name}.yaml"
-    if path.exists():
-        raise HarnessError(f"{path} exists; choose another NAME or --out PATH")
     target = name if path.parent.resolve() == STUDIES_DIR.resolve() else str(path)
-    text = study_yaml(name, method, target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
-    return path
+    text = study_yaml(name, method, target)  # the name and method checked first
+    spec = report_spec_path(name, path)
+    for existing in (p for p in (path, spec) if p.exists()):
+        raise HarnessError(f"{existing} exists; choose another NAME or --out PATH")
+    written = yaml.safe_load(text)
+    report = report_spec_yaml(name, written["base"], written.get("search") or {})
+    for where in (path, spec):
+        where.parent.mkdir(parents=True, exist_ok=True)
+    partials = [(where.with_name(f".{where.name}.partial"), where) for where in (path, spec)]
+    for (partial, _), content in zip(partials, (text, report), strict=True):
+        partial.write_text(content, encoding="utf-8")
+    for partial, where in partials:
+        partial.replace(where)
+    return path, spec

@@ -68,7 +68,7 @@ def write_study(
     logged_study_file(tracker, parent.info.run_id, folder)  # the YAML as it ran, kept beside the report
     plans = logged_paper_plans(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
-    spec = load_spec(origin, list(frame.columns), varying_params(frame))
+    spec = load_spec(origin, list(frame.columns), varying_params(frame), parent.data.tags.get("study.path"))
     if baseline is not None:
         spec = with_baseline(spec, baseline, frame)
     referenced = any(getattr(table, "reference", None) for table in spec.tables)

@@ -136,10 +136,23 @@ def _dev_name(metric: str) -> str:
     return f"{SHORT_NAMES.get(task, task)} dev {score}".strip() + (" (best)" if best else "")
 
 
-def load_spec(study: str, metrics: list[str] | None = None, varying: list[str] | None = None) -> ReportSpec:
-    """The study's spec (`reports/<study>.yaml`), or `default_spec` over the runs' `metrics` and the params
-    that vary between them."""
+def spec_beside(study: str, study_path: Path) -> Path:
+    """A study's report spec kept beside its YAML (a study outside studies/): `<study>.report.yaml`."""
+    return study_path.with_name(f"{study}.report.yaml")
+
+
+def load_spec(
+    study: str,
+    metrics: list[str] | None = None,
+    varying: list[str] | None = None,
+    study_path: str | None = None,
+) -> ReportSpec:
+    """The study's spec: `reports/<study>.yaml`, else `<study>.report.yaml` beside its YAML (`study_path`,
+    as its runs recorded it), else `default_spec` over the runs' `metrics` and the params that vary
+    between them."""
     path = REPORTS_DIR / f"{study}.yaml"
+    if not path.is_file() and study_path:
+        path = spec_beside(study, Path(study_path))
     if not path.is_file():
         return default_spec(study, metrics or [], varying or [])
     raw = read_yaml(path)

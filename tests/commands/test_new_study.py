@@ -35,7 +35,7 @@ def _described(text: str) -> dict[str, str]:
 def test_every_description_is_whole_and_the_study_resolves(tmp_path: Path, method: str) -> None:
     from harness.commands.new_study import WIDTH, write_study
 
-    path = write_study(f"my_{method}", method, str(tmp_path / f"my_{method}.yaml"))
+    path, _ = write_study(f"my_{method}", method, str(tmp_path / f"my_{method}.yaml"))
     text = path.read_text()
     loaded = yaml.safe_load(text)
     assert loaded["name"] == f"my_{method}" and loaded["base"]["method"] == method
@@ -59,7 +59,7 @@ def test_an_uncommented_field_line_is_the_field_at_its_default(tmp_path: Path, m
     comment still) with the method's default, and the study still resolves."""
     from harness.commands.new_study import write_study
 
-    path = write_study(f"my_{method}", method, str(tmp_path / "study.yaml"))
+    path, _ = write_study(f"my_{method}", method, str(tmp_path / "study.yaml"))
     text = path.read_text()
     params = {f.alias or k: f for k, f in METHODS.entries()[method].Params.model_fields.items()}
     for line in text.splitlines():
@@ -93,5 +93,5 @@ def test_new_and_run_study_refuse_a_name_by_the_same_rule_in_the_same_words(
 def test_new_accepts_every_name_run_study_accepts(tmp_path: Path) -> None:
     from harness.commands.new_study import write_study
 
-    path = write_study("my.study-2_b", "scl", str(tmp_path / "my.study-2_b.yaml"))
+    path, _ = write_study("my.study-2_b", "scl", str(tmp_path / "my.study-2_b.yaml"))
     assert load_study(str(path)).name == "my.study-2_b"
