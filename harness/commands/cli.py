@@ -657,7 +657,7 @@ def tasks_cmd() -> None:
 
 
 @cli.command("report")
-@click.argument("study", required=False)
+@click.argument("studies", nargs=-1, metavar="[STUDY]...")
 @click.option("--all", "book", is_flag=True, help="every study in one reproduction book (reports/build/book)")
 @tracking_option
 @click.option("--out", default="reports/build", show_default=True, help="output root")
@@ -676,7 +676,7 @@ def tasks_cmd() -> None:
 )
 @click.option("--data-dir", help=DATA_HELP + "; read only by parts that print examples (errors, projection)")
 def report_cmd(
-    study: str | None,
+    studies: tuple[str, ...],
     book: bool,
     tracking_uri: str | None,
     out: str,
@@ -689,13 +689,17 @@ def report_cmd(
     data_dir: str | None,
 ) -> None:
     """Rebuild STUDY's LaTeX tables, figures and PDF from MLflow, or with --all the reproduction book;
-    every cell with its 95% interval, every paper claim with its verdict (docs/statistics.md)."""
+    every cell with its 95% interval, every paper claim with its verdict (docs/statistics.md). Several
+    STUDYs (an origin and its derived studies): their runs in one table, labelled by what differs."""
     from harness.report.book import build_book
     from harness.report.build import build_report
     from harness.stats.resample import Resampler
 
-    if book == (study is not None):
-        raise HarnessError("name one STUDY or give --all (the book of every study), not both or neither")
+    if book == bool(studies):
+        raise HarnessError(
+            "name a STUDY (or several) or give --all (the book of every study), not both or neither"
+        )
+    study = studies[0] if studies else None
     resampler = Resampler(resamples, bootstrap_seed)
     if book:
         built = build_book(
@@ -718,7 +722,10 @@ def report_cmd(
                 click.echo(as_invoked(f"  `harness report {name}`   ({what})"))
         return
     assert study is not None  # checked above: --all or a STUDY
-    _plain("study name", study)
+    for name in studies:
+        _plain("study name", name)
+    if len(set(studies)) < len(studies):
+        raise HarnessError(f"a study is named twice in {' '.join(studies)}; name each once")
     folder, findings = build_report(
         study,
         tracking_uri,
@@ -729,13 +736,15 @@ def report_cmd(
         statistics=not no_statistics,
         data_dir=data_dir,
         baseline=baseline,
+        also=studies[1:],
     )
     click.echo(f"report written to {folder}")
     for path in sorted(folder.iterdir()):
         click.echo(f"  {path.name}")
     for line in findings.lines():
         click.echo(line)
-    _derived_hint(study, tracking_uri)
+    if len(studies) == 1:
+        _derived_hint(study, tracking_uri)
 
 
 def _derived_hint(study: str, tracking_uri: str | None) -> None:
@@ -748,6 +757,9 @@ def _derived_hint(study: str, tracking_uri: str | None) -> None:
         click.echo(f"studies derived from {study} here (each its own report):")
     for name, changes in derived:
         click.echo(as_invoked(f"  {name} ({changes}): `harness report {name}`"))
+    if derived:
+        together = " ".join([study, *(name for name, _ in derived)])
+        click.echo(as_invoked(f"all in one table: `harness report {together}`"))
 
 
 @cli.command("export")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,11 @@ from harness.report.baseline_row import with_baseline
 from harness.report.collect import MissingColumns, NoRunMatches, varying_params
 from harness.report.evidence import Evidence
 from harness.report.findings import StudyFindings, log_findings
+from harness.report.joined import differing, joined_frame, joined_name
 from harness.report.parts.base import PartContext
 from harness.report.setting import PAPER_PROFILE, paper_setting
 from harness.report.settings_box import settings_box
-from harness.report.spec import load_spec
+from harness.report.spec import default_spec, load_spec
 from harness.report.tables import escape_latex
 from harness.resolve.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.resolve.paper_plans import PAPER_PLANS_ARTIFACT, PaperPlans, paper_plans
@@ -54,6 +56,7 @@ def write_study(
     statistics: bool = True,
     data_dir: str | None = None,
     baseline: str | None = None,
+    also: Sequence[str] = (),
 ) -> tuple[str, StudyFindings, str]:
     """Write the study's tables (.tex), figures (.png), claims (claims.tex, claims.json) and runs.csv
     into `folder`; return the LaTeX body that includes them (paths prefixed with `prefix`, the folder as
@@ -63,23 +66,34 @@ def write_study(
     configurations, metrics and variants) from the plans its parent run logged when it started
     (harness.resolve.paper_plans), so a report of a study whose file changed since builds the same; `data_dir`
     only for parts that print examples; `baseline`: the row the runs tables compare every other row with
-    (harness.report.baseline_row)."""
+    (harness.report.baseline_row); `also`: more studies whose runs join this one's in one default table
+    (harness.report.joined)."""
     frame, parent = trial_frame(tracker, study, profile)
+    parents = [parent]
+    if also:
+        frame, parents = joined_frame(tracker, [study, *also], profile)
     logged_study_file(tracker, parent.info.run_id, folder)  # the YAML as it ran, kept beside the report
     plans = logged_paper_plans(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
-    spec = load_spec(origin, list(frame.columns), varying_params(frame), parent.data.tags.get("study.path"))
+    varying = differing(frame, varying_params(frame))
+    if also:  # one table over every study's runs, labelled by what differs: no study's own spec fits all
+        spec = default_spec(joined_name([study, *also]), list(frame.columns), varying)
+    else:
+        spec = load_spec(origin, list(frame.columns), varying, parent.data.tags.get("study.path"))
     if baseline is not None:
         spec = with_baseline(spec, baseline, frame)
     referenced = any(getattr(table, "reference", None) for table in spec.tables)
     setting = paper_setting(plans, frame) if referenced or spec.claims else None
     notes = [f"The paper profile needs: {spec.requires}"] if spec.requires else []
-    if origin != study:
-        notes.append(f"A study derived from {origin}: {parent.data.tags.get(DERIVED_CHANGES, '?')}.")
+    for one in parents:
+        tags = one.data.tags
+        if DERIVED_FROM in tags:
+            name = f"{tags.get('study', '?')}: a" if also else "A"
+            notes.append(f"{name} study derived from {tags[DERIVED_FROM]}: {tags.get(DERIVED_CHANGES, '?')}.")
     if setting is not None and not setting.matches:
         notes.append(f"These runs are not at the paper's setting ({setting.differences}): the paper's rows "
                      "are printed for reference, without the difference harness - paper.")  # fmt: skip
-    notes += [f"Not in the tables: {line}" for line in unfinished_trials(tracker, parent)]
+    notes += [f"Not in the tables: {line}" for one in parents for line in unfinished_trials(tracker, one)]
     if "keep_best" in frame.columns and frame["keep_best"].astype(str).eq("False").any():
         notes.append("Runs with keep_best false are tested on their last step's model; their objective "
                      "is that model's dev score, not the best one seen (dev.*.best).")  # fmt: skip
@@ -132,16 +146,21 @@ def write_study(
         (folder / "claims.json").write_text(findings.json(), encoding="utf-8")
         parts.append(f"\\input{{{prefix}claims.tex}}")
     intro = (
-        f"Study \\texttt{{{escape_latex(study)}}}, profile "
-        f"\\texttt{{{escape_latex(parent.data.tags.get('profile', '?'))}}}, MLflow run "
-        f"\\texttt{{{parent.info.run_id}}}; {len(frame)} finished trials."
+        ";\\\\\n".join(  # a line a study
+            f"Study \\texttt{{{escape_latex(one.data.tags.get('study', study))}}}, profile "
+            f"\\texttt{{{escape_latex(one.data.tags.get('profile', '?'))}}}, MLflow run "
+            f"\\texttt{{{one.info.run_id}}}"
+            for one in parents
+        )
+        + f"; {len(frame)} finished trials."
     )
     frame.to_csv(folder / "runs.csv", index=False)
     findings.parent_run_id = parent.info.run_id
     box = settings_box(frame, parent.data.tags.get("git_commit", "unknown"))
     body = "\n\n".join([intro, box, *([notes_box(notes)] if notes else []), *parts])  # a paragraph each
-    title = escape_latex(spec.title)
-    return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if origin != study else "")
+    title = escape_latex(spec.title if not also else " + ".join([study, *also]))
+    shown = origin != study and not also  # a derived study's title names its origin's, then itself
+    return body, findings, title + (f" (\\texttt{{{escape_latex(study)}}})" if shown else "")
 
 
 def logged_paper_plans(tracker: Tracker, parent_id: str, folder: Path) -> PaperPlans | None:
@@ -204,14 +223,17 @@ def build_report(
     statistics: bool = True,
     data_dir: str | None = None,
     baseline: str | None = None,
+    also: Sequence[str] = (),
 ) -> tuple[Path, StudyFindings]:
     """Write the study's tables (.tex), figures (.png), claims, runs.csv and, with pdflatex, report.pdf;
-    then put the claims' verdicts on the study's parent run (artifact and metrics)."""
+    then put the claims' verdicts on the study's parent run (artifact and metrics). With `also`, the
+    studies' runs in one table, under reports/build/A+B/ (harness.report.joined)."""
     tracker = Tracker(require_store(tracking_uri))
-    target = Path(out) / study
-    with staged(target.parent, f".{study}-", "the report") as staging:
+    name = joined_name([study, *also])
+    target = Path(out) / name
+    with staged(target.parent, f".{name}-", "the report") as staging:
         body, findings, title = write_study(
-            study, tracker, staging, profile, "", resampler, statistics, data_dir, baseline
+            study, tracker, staging, profile, "", resampler, statistics, data_dir, baseline, also
         )
         (staging / "report.tex").write_text(DOCUMENT.format(title=title, body=body), encoding="utf-8")
         if pdf:

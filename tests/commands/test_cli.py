@@ -23,8 +23,8 @@ from tests.helpers import harness, harness_here
         ),
         (["run-study", "lambda_tau_sweep", "--data-dir", "/no/such"], "error: data directory /no/such"),
         (["report", "lambda_tau_sweep"], "error: no MLflow store at "),
-        (["report"], "error: name one STUDY or give --all"),
-        (["report", "lambda_tau_sweep", "--all"], "error: name one STUDY or give --all"),
+        (["report"], "error: name a STUDY (or several) or give --all"),
+        (["report", "lambda_tau_sweep", "--all"], "error: name a STUDY (or several) or give --all"),
         # issue 11 item 3
         (["run-study", "{nonutf8}"], "error: {nonutf8}: not UTF-8 text (byte 8); save it as UTF-8"),
         (["eval", "--model", "all-MiniLM-L6-v2", "--device", "nonsense"], "error: unknown device 'nonsense'"),

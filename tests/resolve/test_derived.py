@@ -252,6 +252,22 @@ def test_edit_set_resume_report_and_fresh(tmp_path: Path, tiny_bert: Path) -> No
         "  my_simcse--max_steps-4 (max_steps 3 -> 4): `harness report my_simcse--max_steps-4`"
         in origin.stdout
     )
+    together = f"harness report my_simcse {name} my_simcse--max_steps-4"
+    assert f"all in one table: `{together}`" in origin.stdout
+    # the origin and a derived study in one table (issue 58 item 1), labelled by what differs
+    baseline = ["--baseline", "max_steps=3, temperature=0.05"]
+    out = ["--no-pdf", "--out", str(tmp_path / "reports")]
+    joined = harness_here("report", "my_simcse", "my_simcse--max_steps-4", *out, *baseline)
+    assert joined.returncode == 0, joined.stderr
+    table = (tmp_path / "reports" / "my_simcse+my_simcse--max_steps-4" / "results.tex").read_text()
+    labels = [line.split(" & ")[0] for line in table.splitlines() if line.startswith("max\\_steps = ")]
+    assert sorted(labels) == [f"max\\_steps = {s}, temperature = {t}" for s in (3, 4) for t in (0.05, 0.1)]
+    assert table.count("(paired) & ") == 3  # every other row against max_steps 3, temperature 0.05
+    notes = (tmp_path / "reports" / "my_simcse+my_simcse--max_steps-4" / "report.tex").read_text()
+    derived = "my\\_simcse-{}-max\\_steps-4: a study derived from my\\_simcse: "
+    assert derived + "max\\_steps 3 -\\textgreater{} 4" in notes
+    apart = harness_here("report", "my_simcse", "no_such_study", "--no-pdf", "--out", str(tmp_path / "x"))
+    assert apart.returncode == 2 and not (tmp_path / "x").exists()
     listing = harness_here("studies").stdout
     assert f"  my_simcse  ({path}); finished here: base 2 of 2" in listing
     assert "derived: my_simcse--max_steps-4 (max_steps 3 -> 4); finished here: base 2 of 2" in listing
