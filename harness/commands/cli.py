@@ -867,6 +867,11 @@ def methods_cmd(only: str | None, run_fields: bool) -> None:
 @click.option("--seeds", type=click.IntRange(min=1),
               help="K: what K seeds per row cost, and the smallest difference each claim could detect with "
                    "them (80% power), from the study's finished runs")  # fmt: skip
+@click.option(
+    "--recalibrate",
+    is_flag=True,
+    help="measure every timing again (a plan reads back this machine's earlier calibrations)",
+)
 @tracking_option
 def plan_cmd(
     study: str | None,
@@ -877,6 +882,7 @@ def plan_cmd(
     data_dir: str | None,
     seeds: int | None,
     tracking_uri: str | None,
+    recalibrate: bool,
 ) -> None:
     """What STUDY costs before it runs: per trial the steps, dev evaluations, texts encoded and an estimated
     time from a short calibration on DEVICE (GPU-hours on a GPU). Offline; writes nothing to the stores.
@@ -894,10 +900,12 @@ def plan_cmd(
         studies = [load_study(study, profile)]
     from harness.data.paths import resolve_data_dir
     from harness.device import pick_device
+    from harness.planning.calibration_cache import CalibrationCache
     from harness.planning.cost import Calibrator
     from harness.planning.cost_lines import plan_lines
 
-    calibrator = Calibrator(pick_device(device), steps)
+    chosen = pick_device(device)
+    calibrator = Calibrator(chosen, steps, CalibrationCache(chosen, steps, fresh=recalibrate))
     if seeds is not None:
         if every:
             raise click.UsageError("--seeds sizes one study: give a STUDY, not --all")
@@ -988,12 +996,14 @@ def paper_cmd(
 def _plan_studies(studies: list[str], profile: str | None, data_dir: Path) -> None:
     """`harness plan` of several studies, calibrated on this machine's default device."""
     from harness.device import pick_device
+    from harness.planning.calibration_cache import CalibrationCache
     from harness.planning.cost import Calibrator
     from harness.planning.cost_lines import plan_lines
     from harness.resolve.study_spec import load_study
 
     resolved = [load_study(study, profile) for study in studies]
-    for line in plan_lines(resolved, data_dir, Calibrator(pick_device("auto"), 2)):
+    device = pick_device("auto")
+    for line in plan_lines(resolved, data_dir, Calibrator(device, 2, CalibrationCache(device, 2))):
         click.echo(line)
 
 

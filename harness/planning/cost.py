@@ -40,6 +40,7 @@ import torch
 
 from harness.device import DTYPES, resolve_precision
 from harness.errors import HarnessError
+from harness.planning.calibration_cache import CalibrationCache
 from harness.planning.transfer_cost import fit_seconds
 from harness.resolve.run_spec import ResolvedRun
 
@@ -181,23 +182,31 @@ class Calibrator:
     """Times stages and encoding on one device, once per shape (see `shape_key`); each run under the
     precision it would train in there (`precision: auto` resolved for the device, harness.device)."""
 
-    def __init__(self, device: torch.device, steps: int = 2) -> None:
-        self.device, self.steps = device, steps
-        self.step_seconds: dict[Any, float] = {}  # a stage's seconds per step
-        self.per_token: dict[Any, float] = {}  # an evaluation set's encoding seconds per token
-        self.token_counts: dict[Any, int] = {}  # an evaluation set's tokens
-        self.fits: dict[Any, float] = {}  # transfer tasks' classifier fits (seconds)
+    def __init__(self, device: torch.device, steps: int = 2, cache: CalibrationCache | None = None) -> None:
+        self.device, self.steps, self.cache = device, steps, cache
+        self.tables: dict[str, dict[Any, Any]] = {
+            "step_seconds": {},  # a stage's (seconds per step, compile seconds)
+            "per_token": {},  # an evaluation set's encoding seconds per token
+            "fits": {},  # transfer tasks' classifier fits (seconds)
+            "token_counts": {},  # an evaluation set's tokens (counted, not timed: never cached)
+        }
 
-    @staticmethod
-    def once(table: dict[Any, Any], key: Any, measure: Callable[[], Any]) -> Any:
-        if key not in table:
-            table[key] = measure()
-        return table[key]
+    def once(self, table: str, key: Any, measure: Callable[[], Any]) -> Any:
+        """`measure()` once per key in this plan; a timing also once per machine where there is a cache
+        (harness.planning.calibration_cache)."""
+        memory = self.tables[table]
+        if key not in memory:
+            kept = self.cache is not None and table != "token_counts"
+            stored = self.cache.get(table, key) if kept else None  # type: ignore[union-attr]
+            memory[key] = stored if stored is not None else measure()
+            if kept and stored is None:
+                self.cache.put(table, key, memory[key])  # type: ignore[union-attr]
+        return memory[key]
 
     def tokens(self, encoder: Any, texts: list[str]) -> int:
         """`tokens`, once per tokenizer, max length and text list (trials share their evaluation sets)."""
         key = (encoder.source, encoder.eval_length, len(texts), hash(tuple(texts)))
-        return self.once(self.token_counts, key, lambda: tokens(encoder, texts))
+        return self.once("token_counts", key, lambda: tokens(encoder, texts))
 
 
 def stand_in_data(run: ResolvedRun, data_dir: Path) -> tuple[ResolvedRun, float, str | None]:
@@ -240,7 +249,7 @@ def trial_cost(run: ResolvedRun, data_dir: Path, calibrator: Calibrator) -> Tria
     if transfer and built.encoder is not None:
         s = built.run.settings
         key = (tuple(transfer), built.encoder.hidden_size, s.transfer_classifier, s.transfer_preset)
-        cost.fit_seconds = calibrator.once(calibrator.fits, key, lambda: fit_seconds(
+        cost.fit_seconds = calibrator.once("fits", key, lambda: fit_seconds(
             transfer, built.encoder.hidden_size, s.transfer_classifier, s.transfer_preset, calibrator.device,
             data_dir, s.text_variant))  # fmt: skip
     return cost
@@ -284,7 +293,7 @@ def stage_costs(run: ResolvedRun, built: Built, factor: float, calibrator: Calib
         total = min(total, stage.max_steps) if stage.max_steps else total
         shape = shape_key(spec.model_dump(mode="json")) if spec else (stage.name, index)
         key = (built.shapes, params, shape, s.batch_size)
-        seconds, compiling = calibrator.once(calibrator.step_seconds, key, partial(timed_stage,
+        seconds, compiling = calibrator.once("step_seconds", key, partial(timed_stage,
             built.model, stage, built.run, calibrator.device, built.amp_dtype, calibrator.steps))  # fmt: skip
         evals = evaluations(total, per_epoch, s.eval_every, stage.scored, index == len(built.stages) - 1)
         shapes = len(built.encoder.buckets) if built.encoder is not None and built.encoder.buckets else 0
@@ -311,7 +320,7 @@ def evaluation_costs(cost: TrialCost, built: Built, data_dir: Path, calibrator: 
         """Tokens x seconds per token on a sample of these texts (a set's lengths shape its batches)."""
         sample = random.Random(0).sample(texts, min(ENCODE_SAMPLE, len(texts)))
         key = (built.shapes[:4], run.settings.eval_batch_size, params, which, len(texts))
-        per_token = calibrator.once(calibrator.per_token, key, lambda: _token_seconds(
+        per_token = calibrator.once("per_token", key, lambda: _token_seconds(
             encode, built.encoder, built.model, sample, calibrator))  # fmt: skip
         return calibrator.tokens(built.encoder, texts) * per_token
 

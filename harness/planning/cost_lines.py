@@ -107,5 +107,8 @@ def plan_lines(studies: list[ResolvedStudy], data_dir: Path, calibrator: Calibra
         yield from lines
     if len(studies) > 1:
         yield f"book total ({len(studies)} studies): ~{duration(total)}{gpu_hours(total, calibrator)}"
-    yield (f"calibration took {duration(time.perf_counter() - start)}; not timed: tokenization, MLflow "
+    yield (f"the plan took {duration(time.perf_counter() - start)}; not timed: tokenization, MLflow "
            "logging, process start-up")  # fmt: skip
+    if calibrator.cache is not None:
+        calibrator.cache.save()
+        yield calibrator.cache.summary()

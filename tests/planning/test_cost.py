@@ -67,7 +67,7 @@ def test_a_tiny_pipelines_work_is_counted_as_worked_by_hand(
         train = sum(s.steps * s.step_seconds for s in cost.stages)
         assert cost.seconds == pytest.approx(train + 2 * cost.dev_seconds)
     # the second trial (another seed) has the same shapes: its stages were not timed again
-    assert len(calibrator.step_seconds) == 3  # unsup, sup_pairs (both passes), finetune
+    assert len(calibrator.tables["step_seconds"]) == 3  # unsup, sup_pairs (both passes), finetune
     assert not (tmp_path / ".harness").exists()  # nothing written to the stores
 
 
@@ -84,7 +84,8 @@ def test_the_plan_command_on_this_cpu(
     trials = [line for line in lines if line.startswith("  trial ")]
     assert len(trials) == 2 and all("steps 4;" in t and "dev eval(s)" in t for t in trials)
     assert any(line.startswith("  study total: ~") for line in lines)
-    assert not (tmp_path / ".harness").exists()
+    written = {p.relative_to(tmp_path).as_posix() for p in (tmp_path / ".harness").rglob("*") if p.is_file()}
+    assert len(written) == 1 and written.pop().startswith(".harness/cache/plan-calibration/")  # no store
     refused = harness_here("plan")
     assert refused.returncode == 2 and "give a STUDY or --all" in refused.stderr
 
@@ -146,7 +147,7 @@ def test_the_transfer_tasks_classifier_fits_are_timed(
             first.evaluations * first.dev_seconds + first.final_seconds + first.fit_seconds
         )
         assert "classifier fits" in trial_line(0, {}, first, set())
-    assert len(calibrator.fits) == 2
+    assert len(calibrator.tables["fits"]) == 2
     one_round = transfer_cost.fit_seconds(
         ["TREC"], 32, "pytorch", "prototyping", torch.device("cpu"), data_dir
     )
@@ -188,3 +189,29 @@ def test_the_plan_names_a_row_that_will_be_skipped(
     )
     (row,) = [line for line in planned if line.startswith("  trial 0:")]
     assert "trains nothing" in row and "without them the trial is skipped" in row
+
+
+@pytest.mark.slow
+def test_a_second_plan_on_this_machine_reads_its_calibrations_back(tmp_path: Path, tiny_bert: Path) -> None:
+    """Issue 58 item 3: `harness plan` keeps its timings per machine and model shape; the next plan of the
+    study measures nothing and gives the same estimates, says when they were measured, and --recalibrate
+    measures again; another machine (here: other timed steps) has a file of its own."""
+    from harness.planning.calibration_cache import CalibrationCache
+
+    path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3]}, name="cached", max_steps=2)
+    first = harness_here("plan", path, "--steps", "1")
+    assert first.returncode == 0, first.stderr
+    assert "measured now; kept for the next plan on this machine" in first.stdout
+    again = harness_here("plan", path, "--steps", "1")
+    assert (
+        "calibration: nothing measured now" in again.stdout and "read back from this machine" in again.stdout
+    )
+    estimates = [line for line in first.stdout.splitlines() if line.startswith("  trial ")]
+    assert estimates == [line for line in again.stdout.splitlines() if line.startswith("  trial ")]
+    fresh = harness_here("plan", path, "--steps", "1", "--recalibrate")
+    assert "measured now" in fresh.stdout and "read back" not in fresh.stdout
+    import torch
+
+    one, two = CalibrationCache(torch.device("cpu"), 1), CalibrationCache(torch.device("cpu"), 2)
+    assert one.path.is_file() and one.path != two.path and not two.path.exists()
+    assert one.saved["step_seconds"] and "token_counts" not in one.saved  # timings only
