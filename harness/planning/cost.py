@@ -23,7 +23,8 @@ tokenization, MLflow logging, process start-up. Calibrations are shared
 between trials whose shapes agree: the stage, model, lengths and every integer, text or list field (a
 temperature or a weight changes no shape, a batch size or a head does).
 
-Nothing is written to the tracking store or the Optuna storage."""
+Nothing is written to the tracking store or the Optuna storage; the timings are kept per machine for the
+next plan (harness.planning.calibration_cache)."""
 
 from __future__ import annotations
 
