@@ -96,8 +96,9 @@ def runs_frame(frame: pd.DataFrame, spec: RunsTable) -> pd.DataFrame:
 
 def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
     """(mean, sample std, n) per label after `where`, with the derived columns and rows (n 0), in the
-    order of `rows`, else the references' order, the baseline, then the labels' first appearance. n counts
-    the runs with a value: runs of different tasks may share a label, each filling its own columns."""
+    order of `rows`, else the references' order (else the baseline first), then the labels' first
+    appearance. n counts the runs with a value: runs of different tasks may share a label, each filling its
+    own columns."""
     runs = runs_frame(filter_runs(frame, spec.where, f"table {spec.name}"), spec)
     grouped = runs.groupby(level=0, sort=False)
     mean, std, count = grouped.mean(), grouped.std(ddof=1), grouped.count().max(axis=1)
@@ -110,9 +111,9 @@ def runs_summary(frame: pd.DataFrame, spec: RunsTable) -> tuple[pd.DataFrame, pd
                 f"table {spec.name}: no run labelled {spec.rows}; fix 'rows' in reports/<study>.yaml"
             )
     else:
-        first = [*spec.reference, *([spec.baseline] if spec.baseline else [])]
+        first = list(spec.reference) or ([spec.baseline] if spec.baseline else [])  # a paper's order kept
         order = [label for label in first if label in mean.index]
-        order += [label for label in mean.index if label not in order]  # the baseline's: before the rest
+        order += [label for label in mean.index if label not in order]
     mean, std, count = mean.loc[order], std.loc[order], count.loc[order]
     return with_derived_rows(mean, std, count, spec.derived_rows, spec.name)
 
