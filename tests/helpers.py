@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -101,3 +102,32 @@ def harness_here(*args: str, env: dict[str, str] | None = None) -> subprocess.Co
         if threads is not None:
             sys.modules["torch"].set_num_threads(threads)
     return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
+
+
+def on_a_terminal(*args: str, timeout: float = 300) -> tuple[int, str]:
+    """Run the real `harness` command line in a subprocess whose stdout and stderr are a pseudo-terminal,
+    as a researcher's shell gives them (bars on, `isatty` true): its exit code and everything it wrote.
+    The environment is this test's without what importing the harness here set (MLflow's bar switch)."""
+    import pty
+    import select
+
+    shell = {k: v for k, v in os.environ.items() if k != "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"}
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "harness", *args], stdin=subprocess.DEVNULL,
+                               stdout=follower, stderr=follower, env=shell)  # fmt: skip
+    os.close(follower)
+    chunks, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if select.select([leader], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the command ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        elif process.poll() is not None:
+            break
+    os.close(leader)
+    code = process.wait(timeout=max(deadline - time.monotonic(), 1))
+    return code, b"".join(chunks).decode(errors="replace")

@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.resolve.study_spec import STUDIES_DIR, load_study, read_study, trial_count
 from harness.tracking.metric_names import metrics_of
 from harness.tracking.tracker import Tracker
-from tests.helpers import child_runs, harness, harness_here
+from tests.helpers import child_runs, harness, harness_here, on_a_terminal
 
 
 def own_study(tmp_path: Path, tiny_bert: Path, **profiles: dict) -> Path:
@@ -102,7 +102,11 @@ def test_a_study_without_profiles_runs_its_base_to_a_report(
         assert scored and not any(k.startswith("STS12") or "STS12" in k for k in metrics_of(run))
     report = harness_here("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
     assert report.returncode == 0, report.stderr
-    assert "Downloading artifacts" not in report.stdout + report.stderr  # MLflow's bars: a terminal's only
+    assert "Downloading artifacts" not in report.stdout + report.stderr  # MLflow's bars: never
+    code, seen = on_a_terminal("report", "my_simcse", "--out", str(tmp_path / "reports"), "--no-pdf")
+    lines = seen.replace("\r\n", "\n").split("\n")  # on a terminal: no bar, no blank line per artifact
+    assert code == 0 and lines[0] == f"report written to {tmp_path / 'reports' / 'my_simcse'}", seen
+    assert "Downloading" not in seen and "" not in lines[:-1], seen
     assert (tmp_path / "reports" / "my_simcse" / "runs.csv").is_file()
     listed = harness("studies").stdout  # shipped studies only: this one lives in tmp_path
     assert "finished here" in listed

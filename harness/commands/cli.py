@@ -197,7 +197,8 @@ def run_study_cmd(
             click.echo(identity.reason)
         from harness.study.optuna_study import finished_points
 
-        finished = finished_points(opened, identity.study.optuna_name) if opened is not None else []
+        seeded = "seed" in identity.study.grid()
+        finished = finished_points(opened, identity.study.optuna_name, seeded) if opened is not None else []
         if fresh and finished:
             click.echo(f"--fresh would delete study {identity.study.optuna_name} here, with its "
                        f"{len(finished)} finished trial(s), and soft-delete their MLflow runs; all would "
@@ -1093,8 +1094,9 @@ def check_override_form(argv: list[str]) -> None:
 
 def main() -> None:
     skip_the_final_collection()
-    # MLflow's download bars are for a terminal; in a log they are lines of noise
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", str(sys.stderr.isatty()).lower())
+    # MLflow's download bars: lines of noise in a log, and on a terminal a blank line for each artifact a
+    # report reads (one a run); the harness's own bars say what is slow
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     try:
         check_override_form(sys.argv[1:])
         cli.main(standalone_mode=False)

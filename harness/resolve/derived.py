@@ -60,6 +60,7 @@ class _Unset:
 
 
 _UNSET: Any = _Unset()
+SEED = "seed"  # the run field seeds search (a study's `seeds` are its grid's `search.seed`)
 
 
 def _compact(value: Any) -> str:
@@ -102,13 +103,18 @@ def changes_between(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 def growth(old: dict[str, Any], new: dict[str, Any]) -> list[Change] | None:
     """The changes from `old` to `new` when they only add grid points (values of a searched field, seeds,
     new variants) to a grid study: every trial of `old` is then a trial of `new` with the same resolved
-    run, and the study grows instead of deriving another; None for any other change."""
+    run, and the study grows instead of deriving another; None for any other change. Seeds given to a
+    study that had none grow it where they hold the seed its trials ran with (`implicit_seed`)."""
     changes = changes_between(old, new)
     if not changes or old.get("sampler") != "grid" or new.get("sampler") != "grid":
         return None
     added = {c.field for c in changes if c.field.startswith("variants.") and c.old is _UNSET}
     for change in changes:
-        if change.field.startswith("search."):
+        if change.field == f"search.{SEED}" and change.old is _UNSET:  # seeds given where there were none
+            seed = implicit_seed(old)
+            if seed is None or not isinstance(change.new, list) or seed not in change.new:
+                return None
+        elif change.field.startswith("search."):
             grows = isinstance(change.old, list) and isinstance(change.new, list)
             if not grows or not all(value in change.new for value in change.old):
                 return None
@@ -119,6 +125,17 @@ def growth(old: dict[str, Any], new: dict[str, Any]) -> list[Change] | None:
         ):
             return None
     return changes
+
+
+def implicit_seed(config: dict[str, Any]) -> int | None:
+    """The seed every trial of a study without `seeds` ran with: its base's, else the run default; None
+    where a variant sets its own (the trials' seeds then differ)."""
+    from harness.config import RunConfig
+
+    if any(SEED in (fields or {}) for fields in (config.get("variants") or {}).values()):
+        return None
+    found = (config.get("base") or {}).get(SEED)
+    return int(found) if found is not None else int(RunConfig.model_fields[SEED].default)
 
 
 def derived_name(name: str, changes: list[Change]) -> str:

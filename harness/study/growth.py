@@ -13,16 +13,17 @@ made), under the study's coordinator lease (refused while another coordinator ru
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import optuna
 from optuna.distributions import CategoricalDistribution
 from optuna.storages import BaseStorage
-from optuna.trial import TrialState, create_trial
+from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from harness.fleet.lease import CoordinatorLease
 from harness.fleet.signals import signals_held
-from harness.resolve.derived import CONFIG, growth, stored_study
+from harness.resolve.derived import CONFIG, SEED, growth, implicit_seed, stored_study
 from harness.resolve.study_spec import ResolvedStudy, point_key
 from harness.study.optuna_study import FINGERPRINT, asked_points, make_pruner, make_sampler
 
@@ -52,10 +53,12 @@ def grow(study: ResolvedStudy, storage: BaseStorage) -> tuple[int, int]:
     old = optuna.load_study(study_name=name, storage=storage)
     CoordinatorLease(old, f"run-study {study.name} (growing it)").acquire().stop_renewing()  # refused if held
     ids, space = grid_ids(study)
+    grown = {field: CategoricalDistribution(values) for field, values in study.grid().items()}
+    seeded = with_seed(old, grown)
     # the ended trials on a grid point (not one that yielded its point, SURPLUS: no params), copied before
     # anything is deleted, so that a trial Optuna would refuse stops the growth with the study intact
-    ended = [t for t in old.get_trials(deepcopy=True) if t.state in ENDED and point_key(t.params) in ids]
-    grown = {field: CategoricalDistribution(values) for field, values in study.grid().items()}
+    ended = [seeded(t) for t in old.get_trials(deepcopy=True) if t.state in ENDED]
+    ended = [t for t in ended if point_key(t.params) in ids]
     copies = [_on_grown_grid(t, ids[point_key(t.params)], space, grown) for t in ended]
     attrs = {k: v for k, v in old.user_attrs.items() if k not in (FINGERPRINT, CONFIG)}
     with signals_held():
@@ -66,6 +69,25 @@ def grow(study: ResolvedStudy, storage: BaseStorage) -> tuple[int, int]:
             new.set_user_attr(key, value)
         new.add_trials(copies)  # the values' choices grown too: Optuna refuses two in one study
     return len(copies), len(ids) - len({point_key(t.params) for t in ended})
+
+
+def with_seed(
+    old: optuna.Study, grown: dict[str, CategoricalDistribution]
+) -> Callable[[FrozenTrial], FrozenTrial]:
+    """A trial as a point of the grown grid: where the grid now searches seeds and the old study did not,
+    with the seed it ran with (harness.resolve.derived.implicit_seed) among its params."""
+    seed = implicit_seed(old.user_attrs.get(CONFIG) or {})
+    if SEED not in grown or seed is None:
+        return lambda trial: trial
+
+    def seeded(trial: FrozenTrial) -> FrozenTrial:
+        if SEED in trial.params or not trial.params:  # a trial that yielded its point has no params
+            return trial
+        trial.params = {**trial.params, SEED: seed}
+        trial.distributions = {**trial.distributions, SEED: grown[SEED]}
+        return trial
+
+    return seeded
 
 
 def _on_grown_grid(

@@ -376,12 +376,18 @@ def _key(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((k, repr(v)) for k, v in params.items()))
 
 
-def finished_points(storage: BaseStorage, optuna_name: str) -> list[dict[str, Any]]:
+def finished_points(storage: BaseStorage, optuna_name: str, seeded: bool = False) -> list[dict[str, Any]]:
     """The searched values of every trial of the stored study `optuna_name` that finished (complete or
-    pruned: a re-run does not run it again); none where the storage holds no such study."""
+    pruned: a re-run does not run it again); none where the storage holds no such study. `seeded`: the
+    grid now searches seeds; a trial of a study that searched none gets the seed it ran with
+    (harness.resolve.derived.implicit_seed), as growing the study gives it (harness.study.growth)."""
+    from harness.resolve.derived import CONFIG, SEED, implicit_seed
+
     try:
         stored = storage.get_study_id_from_name(optuna_name)
     except KeyError:
         return []
+    seed = implicit_seed(storage.get_study_user_attrs(stored).get(CONFIG) or {}) if seeded else None
     ended = (TrialState.COMPLETE, TrialState.PRUNED)
-    return [dict(t.params) for t in storage.get_all_trials(stored, deepcopy=False, states=ended)]
+    points = [dict(t.params) for t in storage.get_all_trials(stored, deepcopy=False, states=ended)]
+    return [{**p, SEED: seed} if seed is not None and p and SEED not in p else p for p in points]

@@ -32,6 +32,37 @@ def test_only_added_grid_points_are_growth() -> None:
     assert growth(old, {**old, "search": {**old["search"], "u": [1]}}) is None  # a new searched field
     assert growth({**old, "sampler": "tpe"}, {**more, "sampler": "tpe"}) is None
     assert growth(old, old) is None
+    # seeds given to a study that had none: growth where they hold the seed its trials ran with
+    unseeded = {"base": {"lr": 1}, "search": {"t": [0.1]}, "sampler": "grid"}
+    seeded = {**unseeded, "search": {"t": [0.1], "seed": [42, 1]}}
+    assert [str(c) for c in growth(unseeded, seeded) or []] == ["seeds unset -> [42, 1]"]
+    assert growth(unseeded, {**unseeded, "search": {"t": [0.1], "seed": [1, 2]}}) is None  # 42 dropped
+    own = {**unseeded, "base": {"lr": 1, "seed": 7}}
+    assert growth(own, {**own, "search": {"t": [0.1], "seed": [7, 8]}}) is not None  # the base's seed
+    varied = {**unseeded, "search": {"t": [0.1], "variant": ["a"]}, "variants": {"a": {"seed": 3}}}
+    assert growth(varied, {**varied, "search": {**varied["search"], "seed": [42, 1]}}) is None
+
+
+@pytest.mark.slow
+def test_seeds_added_to_a_study_without_any_keep_its_trials_as_the_implicit_seeds(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path
+) -> None:
+    """`harness new` writes no seeds: its trials ran with seed 42. `--set 'seeds=[42,1]'` grows the study:
+    the dry run marks the seed-42 trials done, the run keeps them and runs only seed 1."""
+    path = tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.3]}, name="unseeded", max_steps=1)
+    assert harness_here("run-study", path, "--no-progress").returncode == 0
+    before = {run.info.run_id for run in child_runs("unseeded")}
+    more = ["--set", "seeds=[42,1]"]
+    dry = harness_here("run-study", path, *more, "--dry-run")
+    assert "grows study unseeded (seeds unset -> [42, 1])" in dry.stdout
+    assert "2 of 4 trial(s) already done here; 2 to run" in dry.stdout
+    grown = harness_here("run-study", path, *more, "--no-progress")
+    assert grown.returncode == 0, grown.stderr
+    assert "study unseeded grown: 2 ended trial(s) kept on the grown grid, 2 new point(s)" in grown.stdout
+    runs = child_runs("unseeded")
+    assert len(runs) == 4 and before < {run.info.run_id for run in runs}
+    new = sorted((r.data.params["lambda"], r.data.params["seed"]) for r in runs if r.info.run_id not in before)
+    assert new == [("0.1", "1"), ("0.3", "1")]
 
 
 @pytest.mark.slow
