@@ -61,7 +61,8 @@ def test_seeds_added_to_a_study_without_any_keep_its_trials_as_the_implicit_seed
     assert "study unseeded grown: 2 ended trial(s) kept on the grown grid, 2 new point(s)" in grown.stdout
     runs = child_runs("unseeded")
     assert len(runs) == 4 and before < {run.info.run_id for run in runs}
-    new = sorted((r.data.params["lambda"], r.data.params["seed"]) for r in runs if r.info.run_id not in before)
+    added = [r.data.params for r in runs if r.info.run_id not in before]
+    new = sorted((params["lambda"], params["seed"]) for params in added)
     assert new == [("0.1", "1"), ("0.3", "1")]
 
 
