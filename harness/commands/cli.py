@@ -619,7 +619,7 @@ def eval_cmd(
     if limit is not None:
         from harness.evaluate.limit import LIMIT_NOTE
 
-        click.echo(f"(at most {limit} items per subset or split: {LIMIT_NOTE})")
+        click.echo(f"(--limit {limit}: at most {limit} items per subset or split; {LIMIT_NOTE})")
     click.echo(f"({settings['seconds']} s, {describe(settings['hardware'])})")  # type: ignore[arg-type]
     reached("eval_scored")
     parts = settings["seconds_by_part"]

@@ -14,7 +14,7 @@ import numpy as np
 from harness.errors import HarnessError
 
 SEED = 0
-LIMIT_NOTE = "a subset (--limit): not comparable with full-set or published scores"
+LIMIT_NOTE = "scores on a fixed sample of the items (--limit), not comparable with full-set or published ones"
 
 
 def limited(data: Any, n: int) -> Any:

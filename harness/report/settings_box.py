@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from harness.report.tables import escape_latex
+from harness.tracking.study_runs import RAN_AS
 
 # (shown name, the run params it is read from, in order): the first present ones are shown
 FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -16,7 +17,7 @@ FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("model", ("model",)),
     ("data", ("train_data", "snli_splits", "train_limit", "contrastive_data", "sup_data", "glue_task")),
     ("batch, lr", ("batch_size", "lr")),
-    ("precision", ("precision",)),
+    ("precision", (RAN_AS,)),  # what it ran in (the param may say `auto`)
 )
 STEPS = "train.steps"  # the steps each run trained (a metric: what ran, not what was asked)
 

@@ -64,8 +64,12 @@ def _no_experiment_fix(tracker: Tracker, study: str) -> str:
     return did_you_mean(study, list(dict.fromkeys([*stored, *files])), otherwise, cutoff=0.6)
 
 
+RAN_AS = "precision_ran"  # the column of the precision a trial ran in (its tag), beside the asked one
+
+
 def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tuple[pd.DataFrame, Run]:
-    """FINISHED child runs of the latest parent: columns `run_id`, `trial`, every param, every metric.
+    """FINISHED child runs of the latest parent: columns `run_id`, `trial`, every param, the precision it
+    ran in (RAN_AS), every metric.
 
     When a configuration ran more than once (a retried trial), the latest finished run is kept.
     """
@@ -82,6 +86,8 @@ def trial_frame(tracker: Tracker, study: str, profile: str | None = None) -> tup
     for run in children:
         row: dict[str, object] = {"run_id": run.info.run_id, "trial": int(run.data.tags.get("trial", -1))}
         row.update({k: _number(v) for k, v in run.data.params.items()})
+        if "precision" in run.data.tags:  # what `precision: auto` resolved to on the trial's device
+            row[RAN_AS] = run.data.tags["precision"]
         row.update(metrics_of(run))
         rows.append(row)
     frame = pd.DataFrame(rows)

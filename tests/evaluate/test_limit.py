@@ -50,6 +50,6 @@ def test_eval_limit_scores_the_sample_and_says_so(tiny_bert: Path, tmp_path: Pat
     results, settings = written["results"], written["settings"]
     assert results["STS12"]["n"] == 5 * 50 and results["STSBenchmark"]["n"] == 50
     assert settings["limit"] == 50 and settings["limit_note"] == LIMIT_NOTE
-    assert f"(at most 50 items per subset or split: {LIMIT_NOTE})" in result.stdout
+    assert f"(--limit 50: at most 50 items per subset or split; {LIMIT_NOTE})" in result.stdout
     refused = harness_here(*model, "--mteb-results", str(tmp_path))
     assert refused.returncode == 2 and "drop --limit to write MTEB results" in refused.stderr
