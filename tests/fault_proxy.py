@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from types import TracebackType
 
 # the server's CommandComplete message for COMMIT: type 'C', length 4 + len("COMMIT\0"), the tag
@@ -19,7 +20,9 @@ class CommitDropProxy:
     """Listens on 127.0.0.1 and forwards each connection to PostgreSQL on `port`. `arm(sql, times)`: the
     next `times` transactions that send a statement containing `sql` have their COMMIT reach the server
     and the connection dropped before its answer reaches the client (several pieces of SQL can be armed
-    at once); `dropped` counts them."""
+    at once); `dropped` counts them. `cut(seconds)`: a network fault, every connection through it closed
+    and new ones refused until it ends. A connection made while PostgreSQL is down is closed at once (the
+    client sees the refusal), not left unanswered."""
 
     def __init__(self, port: int) -> None:
         self.upstream = port
@@ -29,6 +32,7 @@ class CommitDropProxy:
         self._armed: dict[bytes, int] = {}  # SQL -> answers still to lose
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
+        self._cut_until = 0.0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def url(self, user: str, database: str) -> str:
@@ -38,13 +42,26 @@ class CommitDropProxy:
         with self._lock:
             self._armed[sql] = times
 
+    def cut(self, seconds: float) -> None:
+        """Close every connection through the proxy and refuse new ones for `seconds`."""
+        with self._lock:
+            self._cut_until = time.monotonic() + seconds
+            sockets, self._sockets = self._sockets, []
+        _close(*sockets)
+
     def _accept(self) -> None:
         while True:
             try:
                 client, _ = self.listener.accept()
             except OSError:  # closed
                 return
-            server = socket.create_connection(("127.0.0.1", self.upstream))
+            try:
+                if time.monotonic() < self._cut_until:
+                    raise ConnectionRefusedError("the network is cut")
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:  # PostgreSQL down or the network cut: the client's connection ends at once
+                _close(client)
+                continue
             self._sockets += [client, server]
             marked: list[bytes] = []  # the armed SQL this connection's open transaction sent
             threading.Thread(target=self._to_server, args=(client, server, marked), daemon=True).start()
