@@ -62,6 +62,27 @@ SCHEMA_LOCK = 0x6861726E  # "harn": the advisory lock key schema creation is ser
 # heartbeat, lease) need them at once, and closes those after use; connections are checked before use, so
 # those broken by a restart are replaced (bench/fleet_load.py measured the need)
 SERVER_POOL = {"pool_pre_ping": True, "pool_size": 1, "max_overflow": 4}
+# A connection to a server that accepts it and never answers (a hung middlebox or server, a half-open
+# network path) would wait forever in libpq: a connect gives up after CONNECT_TIMEOUT seconds
+# (HARNESS_DB_CONNECT_TIMEOUT) and is retried like a refused one, and TCP keepalives end an established
+# connection whose peer has gone silent within about a minute (bench/chaos.py found a worker hung on one)
+CONNECT_TIMEOUT = 10
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+
+
+def connect_args(url: str) -> dict[str, Any]:
+    """SQLAlchemy's `connect_args` for a PostgreSQL URL (psycopg2): the connect timeout and keepalives, each
+    where the URL's own query does not set it; none for other databases."""
+    if not url.startswith("postgresql"):
+        return {}
+    from sqlalchemy.engine import make_url
+
+    given = make_url(url).query
+    wanted = {"connect_timeout": int(os.environ.get("HARNESS_DB_CONNECT_TIMEOUT") or CONNECT_TIMEOUT),
+              **KEEPALIVES}  # fmt: skip
+    return {key: value for key, value in wanted.items() if key not in given}
+
+
 # the RDBStorage methods that reach the database, Optuna's cache (_CachedStorage) calls included
 DATABASE_CALLS = (
     "create_new_study", "delete_study", "set_study_user_attr", "set_study_system_attr",
@@ -195,7 +216,7 @@ def schema_lock(url: str) -> Iterator[bool]:
     import sqlalchemy
     from sqlalchemy.pool import NullPool
 
-    engine = sqlalchemy.create_engine(url, poolclass=NullPool)
+    engine = sqlalchemy.create_engine(url, poolclass=NullPool, connect_args=connect_args(url))
     made = sqlalchemy.text("SELECT to_regclass('version_info')")
     try:
         with engine.connect() as connection:
@@ -217,7 +238,7 @@ class SteadyRDBStorage(RDBStorage):
     def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float | None = None) -> None:
         self.retry = Retry(mask_password(url), retry_seconds)
         self.attempts = once_writes.Attempts()
-        pool = {} if url.startswith("sqlite") else SERVER_POOL
+        pool = {} if url.startswith("sqlite") else {**SERVER_POOL, "connect_args": connect_args(url)}
 
         def create() -> None:
             with schema_lock(url) as made:

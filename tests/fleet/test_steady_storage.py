@@ -66,3 +66,37 @@ def test_past_the_window_one_line_then_every_call_fails_at_once() -> None:
     with pytest.raises(DatabaseUnavailable, match="connection refused"):
         retry(failing(0))
     assert time.monotonic() - started < 0.1
+
+
+def test_a_server_that_never_answers_is_given_up_on_not_waited_for_forever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bench/chaos.py's finding: a listener that accepts the TCP connection and says nothing (a hung proxy,
+    a half-open path) kept a worker in libpq's connect for good. With the connect timeout the storage
+    gives up as on a refused connection (at the start: the caller's one line), here after ~1 s."""
+    import socket
+
+    from harness.fleet.steady_storage import SteadyRDBStorage, connect_args
+
+    monkeypatch.setenv("HARNESS_DB_CONNECT_TIMEOUT", "1")
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog) and never answers
+    url = f"postgresql+psycopg2://harness@127.0.0.1:{silent.getsockname()[1]}/optuna"
+    outcome: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            SteadyRDBStorage(url, heartbeat=1, grace=3, retry_seconds=2)
+        except BaseException as exc:  # noqa: BLE001 - what it raised is the test's subject
+            outcome.append(exc)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=open_it, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    silent.close()
+    assert not thread.is_alive(), "still waiting on a server that never answers"
+    assert isinstance(outcome[0], OperationalError) and time.monotonic() - started < 15
+    assert "timeout expired" in str(outcome[0])  # the caller turns it into its one line, as a refusal
+    assert connect_args(url)["connect_timeout"] == 1 and connect_args(url + "?connect_timeout=5") == {
+        k: v for k, v in connect_args(url).items() if k != "connect_timeout"}  # fmt: skip
+    assert connect_args("sqlite:///x.db") == {}
