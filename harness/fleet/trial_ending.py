@@ -114,7 +114,10 @@ def optimize_one(
     """One trial of `opt` through Optuna (its failures recorded on the trial, not raised). Optuna refuses
     to record the end of a trial another process took for lost: a ValueError or, when the objective
     returned a value (the trial was taken after the trial's last look), Optuna 5.0's `assert False` in
-    `_run_trial`; then the trial's run, if it ended FINISHED, is withdrawn: not a result of the study."""
+    `_run_trial`; then the trial's run, if it ended FINISHED, is withdrawn: not a result of the study. A
+    trial taken before it began (this worker slow between creating it and its first write, behind a
+    database restart or a network cut: another worker failed it as silent and queued its point again,
+    harness.fleet.recovery.wait_for_others) is left to that re-run: nothing ran, nothing is lost."""
     running: list[optuna.Trial] = []
 
     def remembered(trial: optuna.Trial) -> Any:
@@ -123,6 +126,13 @@ def optimize_one(
 
     try:
         opt.optimize(remembered, n_trials=1, catch=(Exception,), gc_after_trial=True)
+    except optuna.exceptions.UpdateFinishedTrialError:
+        if running:  # taken during the objective: the objective's own handling said so
+            raise
+        say(
+            "the trial this worker had just created was taken for lost by another before it started; "
+            "its point runs again there"
+        )
     except (ValueError, AssertionError):
         if not running or state_now(opt, running[0]) != TrialState.FAIL:
             raise

@@ -81,3 +81,26 @@ def test_what_ended_a_trial_is_put_on_its_optuna_trial(tmp_path: Path) -> None:
         }[type(raised)]
         assert attrs == expected
     assert said == ["trial 1 skipped: no vectors", "trial 2 failed: RuntimeError: boom"]
+
+
+def test_a_trial_taken_before_it_started_ends_the_attempt_without_a_traceback(tmp_path: Path) -> None:
+    """bench/chaos.py's finding: a worker slow between creating its trial and the grid sampler's first
+    write (a database restart, a network cut) found the trial already failed by another worker
+    (harness.fleet.recovery.wait_for_others) and died with UpdateFinishedTrialError. Now that attempt ends
+    with one line; the objective never ran, the other worker's re-run covers the point."""
+    from harness.fleet.optuna_access import storage_of, trial_id
+    from harness.fleet.trial_ending import optimize_one
+    from harness.study.optuna_study import ResumableGridSampler
+
+    class TakenMeanwhile(ResumableGridSampler):
+        def before_trial(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+            storage_of(study).set_trial_state_values(trial_id(trial), optuna.trial.TrialState.FAIL)
+            super().before_trial(study, trial)  # its first write, refused: the trial has ended
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}")
+    opt = optuna.create_study(storage=storage, sampler=TakenMeanwhile({"x": [1, 2]}, seed=0))
+    ran, said = [], []
+    optimize_one(opt, lambda trial: ran.append(trial) or 1.0, Tracker(), said.append)
+    assert not ran and said == ["the trial this worker had just created was taken for lost by another before "
+                                "it started; its point runs again there"]  # fmt: skip
+    assert [t.state.name for t in opt.trials] == ["FAIL"]
