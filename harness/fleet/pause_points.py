@@ -7,14 +7,16 @@ command they launch is forked from (harness.fleet.forked).
 
 Points: `trial_run_created` (a trial's MLflow run exists, its id not yet recorded on the Optuna trial),
 `trial_started` (the id recorded, training not begun), `trial_scored` (trained and scored, the run not
-yet ended), `trial_finished` (the run ended FINISHED, the value not yet told to Optuna) and `eval_scored`
+yet ended), `trial_finished` (the run ended FINISHED, the value not yet told to Optuna), `trial_valued`
+(the objective has returned the value, Ctrl-C and SIGTERM held until Optuna records it) and `eval_scored`
 (`harness eval` has printed its scores, its JSON and MLflow run not yet written)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-POINTS = frozenset({"trial_run_created", "trial_started", "trial_scored", "trial_finished", "eval_scored"})
+POINTS = frozenset({"trial_run_created", "trial_started", "trial_scored", "trial_finished", "trial_valued",
+                    "eval_scored"})  # fmt: skip
 _pauser: list[Callable[[str], None]] = []
 
 

@@ -51,6 +51,7 @@ warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning
 
 STRAY = "its worker stopped before it could end this run (tracking server away, killed); its trial has ended"
 TAKEN_OVER = "its trial was taken for lost after a heartbeat gap and run again elsewhere"
+UNRECORDED = "its run had finished, but its result never reached Optuna: withdrawn"
 
 
 class TrialTakenOver(Exception):  # noqa: N818
@@ -92,6 +93,9 @@ class StaleTrialHandler:
         try:
             for run_id in self._runs_of(study, trial):
                 self.tracker.finish(run_id, "KILLED", reason)
+            if trial.user_attrs.get(MLFLOW_RUN):  # finished, but its end never reached Optuna (a worker
+                # killed or terminated while telling it: bench/chaos.py): no result of the study
+                self.tracker.withdraw(trial.user_attrs[MLFLOW_RUN], f"{reason}; {UNRECORDED}")
         except Exception as exc:  # the tracking server is away: the trial is queued again all the same
             reason = str(exc).splitlines()[0][:200]
             notice(f"warning: could not end the MLflow run of lost trial {trial.number} ({reason}); the "

@@ -23,8 +23,9 @@ from optuna.trial import TrialState
 
 from harness.errors import ServiceUnavailable, TrialSkipped
 from harness.fleet.optuna_access import state_now
+from harness.fleet.pause_points import reached
 from harness.fleet.recovery import INTERRUPTED, MLFLOW_RUN, TAKEN_OVER, TrialTakenOver
-from harness.fleet.signals import stop_reason
+from harness.fleet.signals import signals_held, stop_reason
 from harness.tracking.tracker import LoggedRun, Tracker, tracking_outage
 
 T = TypeVar("T")
@@ -119,13 +120,20 @@ def optimize_one(
     database restart or a network cut: another worker failed it as silent and queued its point again,
     harness.fleet.recovery.wait_for_others) is left to that re-run: nothing ran, nothing is lost."""
     running: list[optuna.Trial] = []
+    telling = contextlib.ExitStack()
 
     def remembered(trial: optuna.Trial) -> Any:
         running.append(trial)
-        return objective(trial)
+        value = objective(trial)
+        # a SIGTERM from here on acts once Optuna has recorded the value: its run is FINISHED already, and
+        # a worker stopped between the two would leave a finished run of a trial taken for lost
+        telling.enter_context(signals_held())
+        reached("trial_valued")
+        return value
 
     try:
-        opt.optimize(remembered, n_trials=1, catch=(Exception,), gc_after_trial=True)
+        with telling:
+            opt.optimize(remembered, n_trials=1, catch=(Exception,), gc_after_trial=True)
     except optuna.exceptions.UpdateFinishedTrialError:
         if running:  # taken during the objective: the objective's own handling said so
             raise
@@ -137,5 +145,6 @@ def optimize_one(
         if not running or state_now(opt, running[0]) != TrialState.FAIL:
             raise
         run_id = running[0].user_attrs.get(MLFLOW_RUN)
-        if run_id and tracker.withdraw(run_id, TAKEN_OVER):
+        if run_id:  # withdrawn here, unless the lost-trial handler already did
+            tracker.withdraw(run_id, TAKEN_OVER)
             say(f"trial {running[0].number}: {TAKEN_OVER}; this worker's result is dropped")

@@ -97,10 +97,11 @@ def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
     tmp_path: Path, tiny_bert: Path, harness_home: Path
 ) -> None:
     """The trial is taken for lost after its MLflow run ended FINISHED and before Optuna was told its
-    value (the lost-trial handler leaves ended runs alone): the worker withdraws that run (KILLED, with the
-    reason), so the study lists one finished run per configuration, and runs the queued trial. Seen in the
+    value: the lost-trial handler withdraws that run (KILLED, with the reason: bench/chaos.py found such
+    runs left FINISHED where the worker never came back), so the study lists one finished run per
+    configuration; the worker says its result is dropped and runs the queued trial. Seen in the
     database-restart fault test when the restart outlasted the grace period."""
-    from harness.fleet.recovery import TAKEN_OVER
+    from harness.fleet.recovery import TAKEN_OVER, UNRECORDED
     from tests.helpers import child_runs
 
     proc, storage, release = _paused_study(tmp_path, tiny_bert, "withdrawn", "trial_finished")
@@ -109,8 +110,9 @@ def test_a_trial_taken_for_lost_after_its_run_finished_is_withdrawn(
            [r for r in child_runs("withdrawn") if r.info.status == "FINISHED"])  # fmt: skip
     _take_for_lost_then_release(proc, tracker, storage, "withdrawn.tiny", release)
     runs = {r.data.tags["trial"]: r for r in child_runs("withdrawn")}
-    assert runs["0"].info.status == "KILLED" and runs["0"].data.tags["error"] == TAKEN_OVER
+    assert runs["0"].info.status == "KILLED" and runs["0"].data.tags["error"].endswith(UNRECORDED)
     assert runs["1"].info.status == "FINISHED"
+    assert TAKEN_OVER  # the worker's own reason, where it withdraws first
 
 
 def _take_for_lost_then_release(
@@ -158,3 +160,53 @@ def _until(proc: Launched, found: Callable[[], T]) -> T:
         assert proc.poll() is None and time.monotonic() < deadline, proc.output()
         time.sleep(0.2)
     return value
+
+
+def test_a_finished_run_of_a_trial_lost_before_its_end_was_told_is_withdrawn(tmp_path: Path) -> None:
+    """bench/chaos.py's finding: a worker SIGTERMed (or killed) between its run ending FINISHED and Optuna
+    recording the value never comes back to withdraw it; the handler that queues the trial again does, so
+    no FINISHED run stands for a trial that is not COMPLETE."""
+    from harness.fleet.recovery import UNRECORDED
+
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = tracker.experiment_id("recovery")
+    parent = tracker.client.create_run(experiment).info.run_id
+    child = tracker.client.create_run(experiment, tags={PARENT_TAG: parent, "trial": "0"}).info.run_id
+    tracker.finish(child, "FINISHED")
+    opt = optuna.create_study()
+    opt.set_user_attr(PARENT_RUN, parent)
+    opt.set_user_attr(EXPERIMENT, experiment)
+    trial = opt.ask()
+    trial.set_user_attr(WORKER, "host:1")
+    trial.set_user_attr(MLFLOW_RUN, child)
+    opt.tell(trial, state=optuna.trial.TrialState.FAIL)  # its worker went silent while telling
+    StaleTrialHandler(tracker).requeue(opt, opt.trials[0], "no heartbeat for 3 s")
+    run = tracker.client.get_run(child)
+    assert run.info.status == "KILLED" and run.data.tags["error"].endswith(UNRECORDED)
+    assert run.data.tags["error"].startswith("worker host:1 lost (no heartbeat for 3 s); queued again")
+
+
+@pytest.mark.slow
+def test_a_sigterm_after_the_objective_waits_until_optuna_has_the_value(
+    tmp_path: Path, tiny_bert: Path, harness_home: Path
+) -> None:
+    """bench/chaos.py's finding: a SIGTERM between a trial's run ending FINISHED and Optuna recording its
+    value left the trial RUNNING (then lost and run again) beside a FINISHED run. Now the signal is held
+    there: the value is recorded, then the process stops as terminated."""
+    import signal
+
+    from harness.fleet.signals import TERMINATED_EXIT
+    from tests.helpers import child_runs
+
+    proc, storage, release = _paused_study(tmp_path, tiny_bert, "valued", "trial_valued")
+    tracker = Tracker()
+    _until(proc, lambda: tracker.experiment("valued") and
+           [r for r in child_runs("valued") if r.info.status == "FINISHED"])  # fmt: skip
+    time.sleep(3.0)  # past the run's end: at the pause, the signals held
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    release.touch()
+    assert proc.wait(timeout=120) == TERMINATED_EXIT, proc.output()
+    (trial,) = optuna.load_study(study_name="valued.tiny", storage=storage).trials
+    assert trial.state == optuna.trial.TrialState.COMPLETE
+    assert [r.info.status for r in child_runs("valued")] == ["FINISHED"]
