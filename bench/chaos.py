@@ -163,7 +163,10 @@ def inject(soak: Soak, fault: Fault, services: dict[str, Any]) -> None:
             worker.send_signal(signal.SIGKILL)
         elif kind == "worker_freeze":
             worker.send_signal(signal.SIGSTOP)
-            later(fault.duration, lambda: (worker.send_signal(signal.SIGCONT), soak.note(f"SIGCONT {worker.log.stem}"))).start()
+            later(
+                fault.duration,
+                lambda: (worker.send_signal(signal.SIGCONT), soak.note(f"SIGCONT {worker.log.stem}")),
+            ).start()
             return
         else:
             worker.send_signal(signal.SIGTERM)
@@ -201,9 +204,13 @@ def inject(soak: Soak, fault: Fault, services: dict[str, Any]) -> None:
     elif kind == "disk_full":
         ballast = services["artifacts"] / ".ballast"
         soak.note(f"disk_full for {fault.duration:g} s")
-        subprocess.run(["dd", "if=/dev/zero", f"of={ballast}", "bs=1M", f"count={ARTIFACT_STORE_MB}"],
-                       capture_output=True)  # fmt: skip  (stops at the full disk)
-        later(fault.duration, lambda: (ballast.unlink(missing_ok=True), soak.note("disk_full: freed"))).start()
+        subprocess.run(
+            ["dd", "if=/dev/zero", f"of={ballast}", "bs=1M", f"count={ARTIFACT_STORE_MB}"],
+            capture_output=True,
+        )  # fmt: skip  (stops at the full disk)
+        later(
+            fault.duration, lambda: (ballast.unlink(missing_ok=True), soak.note("disk_full: freed"))
+        ).start()
 
 
 # ------------------------------------------------------------------------------------------ the services
@@ -234,8 +241,8 @@ def set_up(args: argparse.Namespace, folder: Path, cleanup: contextlib.ExitStack
     state = folder / "compose"
     artifacts = state / "mlartifacts"
     artifacts.mkdir(parents=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={ARTIFACT_STORE_MB}m", "tmpfs", str(artifacts)],
-                             capture_output=True)  # fmt: skip
+    tmpfs = ["mount", "-t", "tmpfs", "-o", f"size={ARTIFACT_STORE_MB}m", "tmpfs", str(artifacts)]
+    mounted = subprocess.run(tmpfs, capture_output=True)
     if mounted.returncode:
         sys.exit(f"disk_full needs a tmpfs for the artifact store (root): {mounted.stderr.decode().strip()}")
     cleanup.callback(lambda: subprocess.run(["umount", "-l", str(artifacts)], capture_output=True))
@@ -294,18 +301,22 @@ class Progress:
         """What a clean end leaves in PostgreSQL: nothing idle in a transaction, no advisory lock."""
         import psycopg2
 
-        with contextlib.closing(psycopg2.connect(host="127.0.0.1", port=self.postgres.port,
-                                                 user=self.postgres.user, dbname="postgres")) as db:  # fmt: skip
+        where = {"host": "127.0.0.1", "port": self.postgres.port, "user": self.postgres.user}
+        with contextlib.closing(psycopg2.connect(**where, dbname="postgres")) as db:
             db.autocommit = True
             with db.cursor() as cursor:
-                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'")
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'"
+                )
                 idle = cursor.fetchone()[0]
                 cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
                 return {"idle_in_transaction": idle, "advisory_locks": cursor.fetchone()[0]}
 
 
 # ------------------------------------------------------------------------------------------------ the soak
-def run(soak: Soak, faults: list[Fault], services: dict[str, Any], progress: Progress) -> list[tuple[Fault, float]]:
+def run(
+    soak: Soak, faults: list[Fault], services: dict[str, Any], progress: Progress
+) -> list[tuple[Fault, float]]:
     """Start the coordinator and the workers, inject the faults on time (each in a thread of its own, so
     faults overlap), until the faults are over and the study has ended (or `--drain` seconds after)."""
     soak.start_coordinator()
@@ -357,7 +368,9 @@ def check(services: dict[str, Any], injected: list[tuple[Fault, float]]) -> dict
     trials = optuna.load_study(study_name="chaos.tiny", storage=services["storage"]).trials
     complete = [t for t in trials if t.state.name == "COMPLETE"]
     per_point = Counter(t.params["lambda"] for t in complete)
-    problems = [f"trial {t.number} left {t.state.name}" for t in trials if t.state.name in ("RUNNING", "WAITING")]
+    problems = [
+        f"trial {t.number} left {t.state.name}" for t in trials if t.state.name in ("RUNNING", "WAITING")
+    ]
     lost = [p for p in grid if per_point[p] == 0]
     twice = sorted(p for p, n in per_point.items() if n > 1)
     client = Tracker(services["compose"].uri).client
@@ -370,16 +383,32 @@ def check(services: dict[str, Any], injected: list[tuple[Fault, float]]) -> dict
     problems += [f"a FINISHED run of trial {n}, which is not COMPLETE" for n in finished if n not in numbers]
     problems += [f"run {r.info.run_name} left RUNNING" for r in runs if r.info.status == "RUNNING"]
     first_fault = min((at for _, at in injected), default=float("inf"))
-    unaccounted = [r for r in trial_runs if r.info.status in ("KILLED", "FAILED")
-                   and (not r.data.tags.get("error") or (r.info.end_time or 0) / 1000 < first_fault)]  # fmt: skip
-    problems += [f"run {r.info.run_name} {r.info.status} with no fault before it ({r.data.tags.get('error', 'no error tag')})"
-                 for r in unaccounted]  # fmt: skip
+
+    def accounted(run: Any) -> bool:  # ended by a fault: an error tag, and after the first fault began
+        return bool(run.data.tags.get("error")) and (run.info.end_time or 0) / 1000 >= first_fault
+
+    ended_badly = [r for r in trial_runs if r.info.status in ("KILLED", "FAILED")]
+    problems += [
+        f"run {r.info.run_name} {r.info.status} with no fault before it: {r.data.tags.get('error', '-')}"
+        for r in ended_badly
+        if not accounted(r)
+    ]
     parents = [r for r in runs if r.data.tags.get("harness.role") == "study"]
-    problems += [f"parent run {r.info.run_id} {r.info.status}" for r in parents if r.info.status != "FINISHED"]
+    problems += [
+        f"parent run {r.info.run_id} {r.info.status}" for r in parents if r.info.status != "FINISHED"
+    ]
     ended = Counter(r.info.status for r in trial_runs)
-    return {"points": len(grid), "complete": len(complete), "lost": lost, "twice": twice,
-            "trials": dict(Counter(t.state.name for t in trials)), "runs": dict(ended), "parents": len(parents),
-            "problems": problems, "done_at": sorted(t.datetime_complete.timestamp() for t in complete)}  # fmt: skip
+    return {
+        "points": len(grid),
+        "complete": len(complete),
+        "lost": lost,
+        "twice": twice,
+        "trials": dict(Counter(t.state.name for t in trials)),
+        "runs": dict(ended),
+        "parents": len(parents),
+        "problems": problems,
+        "done_at": sorted(t.datetime_complete.timestamp() for t in complete),
+    }
 
 
 def recovery(injected: list[tuple[Fault, float]], done_at: list[float]) -> dict[str, list[float]]:
@@ -413,14 +442,24 @@ def same_alone(services: dict[str, Any], folder: Path, env: dict[str, str]) -> l
     def metrics(uri: str, name: str) -> dict[float, dict[str, float]]:
         client = Tracker(uri).client
         experiment = client.get_experiment_by_name(name)
-        runs = client.search_runs([experiment.experiment_id], "attributes.status = 'FINISHED'", max_results=50000)
-        return {float(r.data.params["lambda"]): {k: v for k, v in r.data.metrics.items() if "seconds" not in k}
-                for r in runs if r.data.tags.get("harness.role") == "trial"
-                and float(r.data.params["lambda"]) in services["real"]}  # fmt: skip
+        runs = client.search_runs(
+            [experiment.experiment_id], "attributes.status = 'FINISHED'", max_results=50000
+        )
+        trials = [r for r in runs if r.data.tags.get("harness.role") == "trial"]
+        untimed = {r.info.run_id: {k: v for k, v in r.data.metrics.items() if "seconds" not in k}
+                   for r in trials}  # fmt: skip
+        return {
+            float(r.data.params["lambda"]): untimed[r.info.run_id]
+            for r in trials
+            if float(r.data.params["lambda"]) in services["real"]
+        }
 
     soaked, solo = metrics(services["compose"].uri, "chaos"), metrics(uri, "chaos_alone")
-    return [f"lambda {p}: {sorted(k for k in solo[p] if soaked.get(p, {}).get(k) != solo[p][k])} differ"
-            for p in services["real"] if soaked.get(p) != solo.get(p)]
+    return [
+        f"lambda {p}: {sorted(k for k in solo[p] if soaked.get(p, {}).get(k) != solo[p][k])} differ"
+        for p in services["real"]
+        if soaked.get(p) != solo.get(p)
+    ]
 
 
 def plot(progress: Progress, injected: list[tuple[Fault, float]], start: float, path: Path) -> None:
@@ -434,8 +473,8 @@ def plot(progress: Progress, injected: list[tuple[Fault, float]], start: float, 
     counts = [c for _, c in progress.complete]
     bins = range(0, int(max(times, default=0)) + 15, 15)
     rate = [0.0] * len(bins)
-    for (t0, c0), (t1, c1) in zip(zip(times, counts), zip(times[1:], counts[1:]), strict=False):
-        rate[min(int(t1 // 15), len(rate) - 1)] += max(0, c1 - c0) * 4  # per minute
+    for before, (t1, c1) in zip(counts, zip(times[1:], counts[1:], strict=True), strict=False):
+        rate[min(int(t1 // 15), len(rate) - 1)] += max(0, c1 - before) * 4  # per minute
     figure, axis = plt.subplots(figsize=(11, 4))
     axis.step(list(bins), rate, where="post", color="black", label="trials completed per minute (15 s bins)")
     kinds = sorted({f.kind for f, _ in injected})
@@ -456,21 +495,27 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def summary(result: dict[str, Any], injected: list[tuple[Fault, float]], soak: Soak, orphans: list[str],
-            leftovers: dict[str, int], unequal: list[str], args: argparse.Namespace) -> list[str]:  # fmt: skip
+            leftovers: dict[str, int], unequal: list[str],
+            args: argparse.Namespace) -> list[str]:  # fmt: skip
     """The lines a soak prints: faults by kind, points lost and twice, recovery, the check's verdict."""
     kinds = Counter(f.kind for f, _ in injected)
     healed = recovery(injected, result["done_at"])
     real = len([v for v in soak.env["CHAOS_REAL"].split(",") if v])
     lines = [fleet_load.cpu_line(),
              f"{args.workers} workers, {args.minutes:g} min of faults (seed {args.seed}, one every "
-             f"{args.every:g} s on average); trials sleep {args.sleep:g} s, {real} grid point(s) train for real",
+             f"{args.every:g} s on average); trials sleep {args.sleep:g} s, {real} grid point(s) train for "
+             "real",
              f"grid points {result['points']}: COMPLETE {result['complete']}, lost {len(result['lost'])}, "
-             f"twice {len(result['twice'])}; Optuna trials {result['trials']}; MLflow trial runs {result['runs']}",
+             f"twice {len(result['twice'])}; Optuna trials {result['trials']}; MLflow trial runs "
+             f"{result['runs']}",
              "faults injected, and recovery (fault -> the next trial COMPLETE), p50 / p95 s:"]  # fmt: skip
     for kind in KINDS:
         if kinds[kind]:
             waits = healed.get(kind, [])
-            lines.append(f"  {kind:20s} {kinds[kind]:3d}   {percentile(waits, 0.5):6.1f} / {percentile(waits, 0.95):6.1f}")
+            lines.append(
+                f"  {kind:20s} {kinds[kind]:3d}   {percentile(waits, 0.5):6.1f} / "
+                f"{percentile(waits, 0.95):6.1f}"
+            )
     problems = list(result["problems"])
     problems += [f"point {p} never COMPLETE" for p in result["lost"]]
     problems += [f"point {p} COMPLETE more than once" for p in result["twice"]]
@@ -482,8 +527,10 @@ def summary(result: dict[str, Any], injected: list[tuple[Fault, float]], soak: S
     if last != 0:
         problems.append(f"the last coordinator exited with {last}")
     coordinators = [c.returncode for c in soak.coordinators]
-    lines.append(f"workers ended: {dict(codes)} (exit codes; -9: SIGKILLed, 143: SIGTERM); coordinators: "
-                 f"{coordinators}; left in PostgreSQL: {leftovers}")
+    lines.append(
+        f"workers ended: {dict(codes)} (exit codes; -9: SIGKILLed, 143: SIGTERM); coordinators: "
+        f"{coordinators}; left in PostgreSQL: {leftovers}"
+    )
     lines.append("check: OK" if not problems else f"check: FAILED ({len(problems)} problem(s))")
     lines += [f"  {p}" for p in problems[:40]]
     if problems:
@@ -496,13 +543,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--minutes", type=float, default=5.0, help="how long faults are injected")
-    parser.add_argument("--seed", type=int, default=1, help="the schedule's seed: the same seed, the same faults")
+    parser.add_argument(
+        "--seed", type=int, default=1, help="the schedule's seed: the same seed, the same faults"
+    )
     parser.add_argument("--every", type=float, default=20.0, help="mean seconds between faults")
     parser.add_argument("--faults", default=",".join(KINDS), help="the kinds injected (comma list)")
     parser.add_argument("--sleep", type=float, default=4.0, help="seconds a sleeping trial takes")
     parser.add_argument("--heartbeat", type=int, default=2)
     parser.add_argument("--real", type=int, default=2, help="grid points that train the tiny BERT for real")
-    parser.add_argument("--drain", type=float, default=240.0, help="seconds after the faults for the study to end")
+    parser.add_argument(
+        "--drain", type=float, default=240.0, help="seconds after the faults for the study to end"
+    )
     parser.add_argument("--logs", help="the processes' logs (default: in a temporary folder, kept)")
     parser.add_argument("--json", help="every figure and event as JSON")
     parser.add_argument("--plot", help="throughput over time with the faults, as PNG")
@@ -511,7 +562,8 @@ def main() -> None:
     unknown = sorted(set(kinds) - set(KINDS))
     if unknown:
         sys.exit(f"unknown fault kind(s) {unknown}; choose from {', '.join(KINDS)}")
-    for name, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
+    for name, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                        "MLFLOW_DISABLE_TELEMETRY": "true",
                         "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}.items():  # fmt: skip
         os.environ.setdefault(name, value)
     os.environ.setdefault("HARNESS_DATA_DIR", str(fleet_load.DATA))
@@ -519,7 +571,9 @@ def main() -> None:
     logs = Path(args.logs or folder / "logs")
     logs.mkdir(parents=True, exist_ok=True)
     faults = schedule(args.seed, args.minutes, args.every, kinds, args.heartbeat)
-    print(f"{len(faults)} faults scheduled: {dict(Counter(f.kind for f in faults))}; logs in {logs}", flush=True)
+    print(
+        f"{len(faults)} faults scheduled: {dict(Counter(f.kind for f in faults))}; logs in {logs}", flush=True
+    )
     from harness.fleet import forked
 
     forked.PRELOAD.insert(len(forked.PRELOAD) - 1, "chaos_trial")  # the fork server patches the trial
@@ -542,7 +596,8 @@ def main() -> None:
             plot(progress, injected, soak.start, Path(args.plot))
         if args.json:
             Path(args.json).write_text(json.dumps({
-                "args": vars(args), "lines": lines, "result": {k: v for k, v in result.items() if k != "done_at"},
+                "args": vars(args), "lines": lines,
+                "result": {k: v for k, v in result.items() if k != "done_at"},
                 "faults": [{**asdict(f), "injected": at - soak.start} for f, at in injected],
                 "recovery": recovery(injected, result["done_at"]), "events": [asdict(e) for e in soak.events],
             }, indent=1))  # fmt: skip
