@@ -367,6 +367,11 @@ def check(services: dict[str, Any], injected: list[tuple[Fault, float]]) -> dict
     grid = services["grid"]
     trials = optuna.load_study(study_name="chaos.tiny", storage=services["storage"]).trials
     complete = [t for t in trials if t.state.name == "COMPLETE"]
+    dump = [{"number": t.number, "state": t.state.name, "params": t.params,
+             "start": t.datetime_start.timestamp() if t.datetime_start else None,
+             "end": t.datetime_complete.timestamp() if t.datetime_complete else None,
+             "user_attrs": t.user_attrs, "system_attrs": t.system_attrs} for t in trials]  # fmt: skip
+    (services["logs"] / "trials.json").write_text(json.dumps(dump, indent=0, default=str))  # the history
     per_point = Counter(t.params["lambda"] for t in complete)
     problems = [
         f"trial {t.number} left {t.state.name}" for t in trials if t.state.name in ("RUNNING", "WAITING")
@@ -582,6 +587,7 @@ def main() -> None:
         services = set_up(args, folder, cleanup)
         env = children_env(args, services, folder)
         os.environ.update(services["compose"].environment("coordinator"))  # this process's checks too
+        services["logs"] = logs
         soak = Soak(args, env, logs, services["coordinator"], services["worker"])
         progress = Progress(services["postgres"], services["storage"].rsplit("/", 1)[1])
         injected = run(soak, faults, services, progress)

@@ -203,9 +203,15 @@ def wait_for_others(opt: optuna.Study, tracker: Tracker) -> None:
 
 
 def _requeue_running(opt: optuna.Study, tracker: Tracker, trial: FrozenTrial, how: str) -> bool:
+    """Fail a silent RUNNING trial and queue its parameters again. A trial that never drew its
+    parameters (its worker still in the sampler, or gone before it) is failed and not queued: a copy would
+    have no parameters either, and so on (bench/chaos.py found such chains at the end of a busy grid); its
+    point was never taken, so it is drawn again."""
     try:
         storage_of(opt).set_trial_state_values(trial_id(trial), TrialState.FAIL)
     except optuna.exceptions.UpdateFinishedTrialError:  # another worker was quicker
         return False
-    StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(storage_of(opt).get_trial(trial_id(trial))), how)
+    ended = storage_of(opt).get_trial(trial_id(trial))
+    if ended.params or "fixed_params" in ended.system_attrs:
+        StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(ended), how)
     return True

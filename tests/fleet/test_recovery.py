@@ -210,3 +210,33 @@ def test_a_sigterm_after_the_objective_waits_until_optuna_has_the_value(
     (trial,) = optuna.load_study(study_name="valued.tiny", storage=storage).trials
     assert trial.state == optuna.trial.TrialState.COMPLETE
     assert [r.info.status for r in child_runs("valued")] == ["FINISHED"]
+
+
+def test_a_silent_trial_that_never_drew_its_point_is_failed_not_queued_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/chaos.py's finding: at the end of a busy grid a worker spent longer than the silence limit in
+    the grid sampler, its new trial had no parameters yet, and another worker failed it and queued a copy:
+    a copy with no parameters, failed and copied in turn, until the retries ran out and trials were left
+    RUNNING with no worker. Such a trial is failed and not queued again (its point was never taken); a
+    silent trial with parameters still is."""
+    from datetime import datetime, timedelta
+
+    from harness.fleet import recovery
+    from harness.fleet.optuna_access import storage_of, trial_id
+
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}", heartbeat_interval=1)
+    opt = optuna.create_study(storage=storage)
+    empty = opt.ask()  # created, no parameters drawn yet, no worker recorded
+    drawn = opt.ask()
+    drawn.suggest_float("x", 0.0, 1.0)  # its point drawn; its worker died before its first heartbeat
+    later = datetime.now() + timedelta(seconds=60)  # both silent past the limit
+    monkeypatch.setattr(recovery, "datetime", type("Later", (), {"now": staticmethod(lambda: later)}))
+    monkeypatch.setattr(recovery.time, "sleep", lambda seconds: None)
+    recovery.wait_for_others(opt, tracker)
+    states = {t.number: t.state.name for t in opt.get_trials(deepcopy=False)}
+    assert states[empty.number] == "FAIL" and states[drawn.number] == "FAIL"
+    waiting = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    assert [t.params for t in waiting] == [{"x": drawn.params["x"]}]  # only the trial with a point again
+    assert storage_of(opt).get_trial(trial_id(empty)).params == {}
