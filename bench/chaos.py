@@ -120,6 +120,7 @@ class Soak:
     ended: list[tuple[str, int, int | None]] = field(default_factory=list)  # (name, pid, exit code)
     coordinator: Any = None
     coordinators: list[Any] = field(default_factory=list)  # every coordinator started, the killed ones too
+    replaced: set[int] = field(default_factory=set)  # workers that failed and were replaced
     events: list[Event] = field(default_factory=list)
     count: int = 0
 
@@ -334,6 +335,7 @@ def run(
             threads.append(thread)
         progress.poll()
         soak.reap()
+        restart_the_failed(soak)
         coordinator_done = soak.coordinator is not None and soak.coordinator.poll() is not None
         if now > end_of_faults and not pending and coordinator_done and not soak.workers:
             break
@@ -344,6 +346,20 @@ def run(
     for thread in threads:
         thread.join(timeout=30)
     return injected
+
+
+def restart_the_failed(soak: Soak) -> None:
+    """A cluster's restart policy (Kubernetes' OnFailure): a coordinator or worker that exited with an error
+    (a database away when it started, say) is started again; one that ended well (the study done) is not."""
+    coordinator = soak.coordinator
+    if coordinator is not None and coordinator.poll() not in (None, 0, -signal.SIGKILL):
+        soak.note(f"{coordinator.log.stem} exited {coordinator.returncode}: started again")
+        soak.start_coordinator()
+    for name, pid, code in soak.ended:
+        if code not in (0, -signal.SIGKILL, 143) and pid not in soak.replaced:
+            soak.note(f"{name} (pid {pid}) exited {code}: a new worker joins")
+            soak.replaced.add(pid)
+            soak.add_worker()
 
 
 def stop_everything(soak: Soak) -> list[str]:
