@@ -28,7 +28,7 @@ from harness.resolve.derived import DERIVED_CHANGES, DERIVED_FROM
 from harness.resolve.paper_plans import PAPER_PLANS_ARTIFACT, PaperPlans, paper_plans
 from harness.staging import staged
 from harness.stats.resample import Resampler
-from harness.tracking.study_runs import trial_frame, unfinished_trials
+from harness.tracking.study_runs import unfinished_trials
 from harness.tracking.tracker import Tracker, objectives_of, require_store
 
 DOCUMENT = r"""\documentclass[10pt]{{article}}
@@ -68,14 +68,12 @@ def write_study(
     only for parts that print examples; `baseline`: the row the runs tables compare every other row with
     (harness.report.baseline_row); `also`: more studies whose runs join this one's in one default table
     (harness.report.joined)."""
-    frame, parent = trial_frame(tracker, study, profile)
-    parents = [parent]
-    if also:
-        frame, parents = joined_frame(tracker, [study, *also], profile)
+    frame, parents = joined_frame(tracker, [study, *also], profile)  # one study: its frame alone
+    parent = parents[0]
     logged_study_file(tracker, parent.info.run_id, folder)  # the YAML as it ran, kept beside the report
     plans = logged_paper_plans(tracker, parent.info.run_id, folder)
     origin = parent.data.tags.get(DERIVED_FROM, study)  # a derived study is reported as its origin's
-    varying = differing(frame, varying_params(frame))
+    varying = differing(varying_params(frame))
     if also:  # one table over every study's runs, labelled by what differs: no study's own spec fits all
         spec = default_spec(joined_name([study, *also]), list(frame.columns), varying)
     else:

@@ -22,8 +22,11 @@ def joined_name(studies: Sequence[str]) -> str:
 
 
 def joined_frame(tracker: Tracker, studies: Sequence[str], profile: str | None) -> tuple[pd.DataFrame, list]:
-    """The studies' finished runs in one frame (each with its `study`), and their parent runs in order; an
-    error where they share no score."""
+    """The studies' finished runs in one frame, and their parent runs in order; an error where several
+    share no score. One study: its frame as it is."""
+    if len(studies) == 1:
+        frame, parent = trial_frame(tracker, studies[0], profile)
+        return frame, [parent]
     frames, parents = [], []
     for study in studies:
         frame, parent = trial_frame(tracker, study, profile)
@@ -38,7 +41,7 @@ def joined_frame(tracker: Tracker, studies: Sequence[str], profile: str | None) 
     return pd.concat(frames, ignore_index=True, sort=False), parents
 
 
-def differing(frame: pd.DataFrame, params: list[str]) -> list[str]:
+def differing(params: list[str]) -> list[str]:
     """`params` without `study`: a study's name is no setting; what differs between studies is in the
     params they ran with."""
     return [p for p in params if p != "study"]

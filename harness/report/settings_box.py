@@ -49,7 +49,7 @@ def settings_box(frame: pd.DataFrame, commit: str) -> str:
 
 
 def _set(values: pd.Series) -> bool:
-    """Whether a param was set on any run (not None, NaN or False-as-unset)."""
+    """Whether a param was set on any run (not None, NaN or empty)."""
     return any(str(v) not in ("None", "nan", "") for v in values)
 
 
