@@ -11,6 +11,11 @@ its id before writing:
   making another. Optuna's `RDBStorage._create_new_trial` also retries by itself, up to five times, on any
   commit error (optuna/storages/_rdb/storage.py, "Retry maximum five times"): those attempts go through the
   same look-up.
+- **re-running a lost trial** (harness.fleet.recovery: the heartbeat callback of whichever worker found
+  it, the stopped worker itself, a waiting worker's sweep, a restarted coordinator): the creation id is
+  `rerun-of:N`, N the lost trial's number (the last of the template's `retry_history`), and the look-up
+  runs on every attempt, inside the creation transaction that locks the study's row: however many
+  processes queue trial N again, one copy is made.
 - **a trial's state change** (`set_trial_state_values`: WAITING -> RUNNING when a worker takes a queued
   trial, RUNNING -> COMPLETE / FAIL / PRUNED with its values): the trial system attribute
   `harness:state_write_id`, written with the state. A retry that finds its id answers True, as the lost
@@ -34,10 +39,22 @@ from optuna.trial import FrozenTrial, TrialState
 
 CREATION_ID = "harness:creation_id"
 STATE_WRITE_ID = "harness:state_write_id"
+HISTORY = "retry_history"  # Optuna's RetryHeartbeatStaleTrialCallback: the lost trials a copy re-runs
+RERUN = "rerun-of:"
 
 
 def new_id() -> str:
     return uuid.uuid4().hex
+
+
+def rerun_id(template: FrozenTrial | None) -> str | None:
+    """`rerun-of:N` for the copy of lost trial N (a template whose `retry_history` ends with N), else None."""
+    history = template.system_attrs.get(HISTORY) if template is not None else None
+    return f"{RERUN}{history[-1]}" if history else None
+
+
+def is_rerun_id(made_id: str) -> bool:
+    return made_id.startswith(RERUN)
 
 
 def with_creation_id(template: FrozenTrial | None, made_id: str) -> FrozenTrial:

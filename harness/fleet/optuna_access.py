@@ -10,6 +10,9 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
   heartbeat interval and stale-trial callback live on the wrapped storage.
 - `heartbeat_backend(storage)` uses `optuna.storages._heartbeat` (BaseHeartbeat, is_heartbeat_enabled):
   whether a storage records heartbeats, which Optuna decides with these and exports no public test for.
+- `running_unbeaten(storage, study_id)` reads Optuna's heartbeat table (`models.TrialHeartbeatModel`):
+  Optuna's stale-trial check skips a RUNNING trial that never beat, and the lost-trial recovery must find
+  those (a worker killed between creating its trial and its first beat).
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
   included (`_get_trials`, `_create_new_trial`, ...: what Optuna's cache calls); the test checks the list.
 - harness.fleet.once_writes' ids: SteadyRDBStorage overrides `_create_new_trial` and the hook it calls inside
@@ -120,3 +123,26 @@ def set_trial_values_in(storage: RDBStorage, session: Any, trial: Any, values: A
     """Write a trial's objective values inside `session`'s transaction (uncommitted)."""
     for objective, value in enumerate(values or ()):
         storage._set_trial_value_without_commit(session, trial, objective, value)
+
+
+def running_unbeaten(storage: object, study_id: int) -> set[int] | None:
+    """Ids of the study's RUNNING trials with no heartbeat recorded; None for a storage without heartbeats."""
+    if heartbeat_backend(storage) is None:
+        return None
+    from optuna.storages._rdb import models
+
+    backend = cast(RDBStorage, backend_of(storage))
+
+    def query() -> set[int]:
+        with rdb_session(backend) as session:
+            beaten = session.query(models.TrialHeartbeatModel.trial_id)
+            rows = (
+                session.query(models.TrialModel.trial_id)
+                .filter(models.TrialModel.study_id == study_id, models.TrialModel.state == TrialState.RUNNING)
+                .filter(models.TrialModel.trial_id.not_in(beaten))
+                .all()
+            )
+        return {row[0] for row in rows}
+
+    retry = getattr(backend, "retry", None)  # SteadyRDBStorage's: rides out a database restart
+    return retry(query) if retry is not None else query()

@@ -12,6 +12,12 @@ each new trial), and `StaleTrialHandler` then
    its `requeued_because` says why), at most `MAX_RETRIES` times, so that a trial which kills every
    worker it lands on stops.
 
+A trial beats from its creation (harness.fleet.trial_beat), so a worker slow inside `ask` is not lost; one
+killed before its first beat is found by `wait_for_others`. A trial that held no point yet (no parameters,
+no grid point) is failed and not queued: its point was never taken. A stopped trial (Ctrl-C, SIGTERM) is
+queued again by its own worker at once, or, if that worker was killed first, by a waiting one
+(`stranded`). Whoever queues a lost trial, one copy is made (harness.fleet.once_writes).
+
 A worker with nothing left to start waits while other workers' trials run, so that it can take over a
 trial whose worker dies (otherwise the last grid point of a killed worker would be lost).
 """
@@ -28,7 +34,15 @@ import optuna
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import FrozenTrial, TrialState
 
-from harness.fleet.optuna_access import backend_of, heartbeat_backend, storage_of, trial_id
+from harness.fleet.once_writes import HISTORY
+from harness.fleet.optuna_access import (
+    backend_of,
+    heartbeat_backend,
+    running_unbeaten,
+    storage_of,
+    study_id,
+    trial_id,
+)
 from harness.notices import notice
 
 if TYPE_CHECKING:  # the runner passes one; this module needs no MLflow of its own
@@ -41,7 +55,7 @@ EXPERIMENT = "mlflow_experiment_id"
 WORKER = "worker"
 INTERRUPTED = "interrupted"
 LOST = "requeued_because"
-HISTORY = "retry_history"  # RetryHeartbeatStaleTrialCallback's record: the lost trials this one re-runs
+RUN_OWN = (MLFLOW_RUN, WORKER, LOST, INTERRUPTED)  # user attrs of one run of a trial: a re-run's are its own
 MAX_RETRIES = 3
 DEFAULT_HEARTBEAT = 60
 # Optuna 5 marks its heartbeat API (interval, fail_stale_trials, the retry callback) experimental; it is
@@ -69,7 +83,6 @@ class StaleTrialHandler:
 
     def __init__(self, tracker: Tracker) -> None:
         self.tracker = tracker
-        self.retry = RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)
 
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         silent = grace_period(heartbeat_of(storage_of(study)))
@@ -78,18 +91,15 @@ class StaleTrialHandler:
     def requeue(self, study: optuna.Study, trial: FrozenTrial, how: str) -> None:
         """`trial` (already FAIL) lost its worker (`how`): end its MLflow run KILLED and queue it again."""
         retries = len(trial.system_attrs.get(HISTORY, []))
-        again = retries < MAX_RETRIES
         worker = trial.user_attrs.get(WORKER, "unknown")
-        reason = f"worker {worker} lost ({how}); " + (
-            "queued again with the same parameters" if again else f"not retried after {retries} losses"
-        )
-        if again:  # first, so that nothing below can lose it
-            # the new trial keeps the user attrs, less this run's own, and says why it exists (a finished
-            # trial cannot be changed: the lost one is the last in the copy's `retry_history`)
-            queued = copy.deepcopy(trial)
-            kept = {k: v for k, v in trial.user_attrs.items() if k not in (MLFLOW_RUN, WORKER, LOST)}
-            queued.user_attrs = {**kept, LOST: reason}
-            self.retry(study, queued)
+        if not point_taken(trial):
+            fate = "it had drawn no point yet: nothing to queue again"
+        elif retries >= MAX_RETRIES:
+            fate = f"not retried after {retries} losses"
+        else:
+            fate = "queued again with the same parameters"
+        reason = f"worker {worker} lost ({how}); {fate}"
+        queue_again(study, trial, reason)  # first, so that nothing below can lose it
         try:
             for run_id in self._runs_of(study, trial):
                 self.tracker.finish(run_id, "KILLED", reason)
@@ -120,6 +130,44 @@ def _open(run: Any) -> bool:
     between Optuna failing the trial and this handler's requeue: the handler's precise reason replaces
     the sweep's guess (seen once in the frozen-worker fault test under load)."""
     return run.info.status == "RUNNING" or run.data.tags.get("error") == STRAY
+
+
+def point_taken(trial: FrozenTrial) -> bool:
+    """Whether `trial` holds a point of the search: parameters drawn or given (an enqueued trial's
+    `fixed_params`), or a grid point assigned (the grid sampler assigns it before the objective draws it)."""
+    return bool(trial.params) or "fixed_params" in trial.system_attrs or "grid_id" in trial.system_attrs
+
+
+def queue_again(study: optuna.Study, trial: FrozenTrial, reason: str) -> bool:
+    """Queue lost (FAIL) `trial`'s point again as a new WAITING trial: Optuna's
+    RetryHeartbeatStaleTrialCallback (the grid point keeps its `grid_id`; the copy's `retry_history` ends
+    with `trial`), made once however many processes queue the same lost trial (harness.fleet.once_writes).
+    The copy keeps the user attrs, less those of this run and its end, and says why it exists (`reason`).
+    False, and nothing queued, for a trial that held no point or whose chain was lost MAX_RETRIES times."""
+    if not point_taken(trial) or len(trial.system_attrs.get(HISTORY, [])) >= MAX_RETRIES:
+        return False
+    queued = copy.deepcopy(trial)
+    queued.user_attrs = {k: v for k, v in trial.user_attrs.items() if k not in RUN_OWN} | {LOST: reason}
+    RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRIES)(study, queued)
+    return True
+
+
+def stranded(trials: list[FrozenTrial]) -> list[FrozenTrial]:
+    """Stopped trials (Ctrl-C, SIGTERM: FAIL, `interrupted`) not queued again: their worker queues them at
+    once, unless it was killed first (a SIGKILL right after the SIGTERM: preemption without grace) or the
+    database was away; the lost-trial recovery then queues them (`wait_for_others`)."""
+    requeued = requeued_numbers(trials)
+    enqueued = {t.user_attrs.get("retry_of") for t in trials}  # a restarted study's copies (journal storages)
+    return [
+        t
+        for t in trials
+        if t.state == TrialState.FAIL
+        and t.user_attrs.get(INTERRUPTED)
+        and t.number not in requeued
+        and t.number not in enqueued
+        and point_taken(t)
+        and len(t.system_attrs.get(HISTORY, [])) < MAX_RETRIES
+    ]
 
 
 def requeued_numbers(trials: list[FrozenTrial]) -> set[int]:
@@ -188,30 +236,52 @@ def others_running(opt: optuna.Study) -> bool:
     return any(t.state == TrialState.RUNNING for t in opt.get_trials(deepcopy=False))
 
 
+def others_pending(opt: optuna.Study) -> bool:
+    """Whether other workers' trials run, or, on a heartbeat storage, stopped ones wait to be queued again
+    (`stranded`; a journal storage's are queued by the next `run-study`)."""
+    trials = opt.get_trials(deepcopy=False)
+    if any(t.state == TrialState.RUNNING for t in trials):
+        return True
+    return heartbeat_backend(storage_of(opt)) is not None and bool(stranded(trials))
+
+
 def wait_for_others(opt: optuna.Study, tracker: Tracker) -> None:
-    """One poll while other workers' trials run: fail (and so re-queue) the ones whose worker is gone,
-    including a trial whose worker died before its first heartbeat (Optuna's check skips those: it has
-    no heartbeat and no `worker` attr long after it started)."""
+    """One poll while other workers' trials run (or wait to be queued again): fail, and so queue again,
+    the trials whose worker is gone: silent past the grace period (Optuna's check), never beating since
+    they started two grace periods ago (a worker killed between creating its trial and its first beat:
+    Optuna's check skips trials that never beat), and stopped ones whose worker did not queue them again
+    within a grace period (`stranded`)."""
     optuna.storages.fail_stale_trials(opt)
-    silent = grace_period(heartbeat_of(storage_of(opt)))
+    heartbeat = heartbeat_of(storage_of(opt))
+    unbeaten = running_unbeaten(storage_of(opt), study_id(opt))
+    if unbeaten is not None:  # a heartbeat storage (a journal's lost trials wait for the next run-study)
+        _requeue_silent(opt, tracker, unbeaten, grace_period(heartbeat))
+    time.sleep(min(5.0, max(0.5, float(heartbeat))))
+
+
+def _requeue_silent(opt: optuna.Study, tracker: Tracker, unbeaten: set[int], silent: int) -> None:
+    """Fail and queue again the RUNNING trials in `unbeaten` (ids) started over 2 x `silent` s ago, and
+    queue the `stranded` trials stopped over `silent` s ago."""
     now = datetime.now()
     for trial in opt.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        started = trial.datetime_start
-        if WORKER not in trial.user_attrs and started and (now - started).total_seconds() > 2 * silent:
+        if trial_id(trial) in unbeaten and _older(trial.datetime_start, now, 2 * silent):
             _requeue_running(opt, tracker, trial, f"no heartbeat since it started {2 * silent} s ago")
-    time.sleep(min(5.0, max(0.5, heartbeat_of(storage_of(opt)) / 2)))
+    for trial in stranded(opt.get_trials(deepcopy=False)):
+        if _older(trial.datetime_complete, now, silent):
+            how = f"stopped, and not queued again by its worker within {silent} s"
+            StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(trial), how)
+
+
+def _older(moment: datetime | None, now: datetime, seconds: float) -> bool:
+    return moment is not None and (now - moment).total_seconds() > seconds
 
 
 def _requeue_running(opt: optuna.Study, tracker: Tracker, trial: FrozenTrial, how: str) -> bool:
-    """Fail a silent RUNNING trial and queue its parameters again. A trial that never drew its
-    parameters (its worker still in the sampler, or gone before it) is failed and not queued: a copy would
-    have no parameters either, and so on (bench/chaos.py found such chains at the end of a busy grid); its
-    point was never taken, so it is drawn again."""
+    """Fail a silent RUNNING trial and queue its point again (a trial that held no point yet is failed
+    only: its point was never taken, and is drawn again)."""
     try:
         storage_of(opt).set_trial_state_values(trial_id(trial), TrialState.FAIL)
     except optuna.exceptions.UpdateFinishedTrialError:  # another worker was quicker
         return False
-    ended = storage_of(opt).get_trial(trial_id(trial))
-    if ended.params or "fixed_params" in ended.system_attrs:
-        StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(ended), how)
+    StaleTrialHandler(tracker).requeue(opt, copy.deepcopy(storage_of(opt).get_trial(trial_id(trial))), how)
     return True

@@ -53,6 +53,7 @@ from harness.fleet.optuna_access import (
     trial_with_system_attr,
 )
 from harness.fleet.optuna_access import trial_id as id_of
+from harness.fleet.trial_beat import TrialBeat
 from harness.notices import notice
 
 RETRY_SECONDS = 60.0  # HARNESS_DB_RETRY_SECONDS overrides it
@@ -238,6 +239,7 @@ class SteadyRDBStorage(RDBStorage):
     def __init__(self, url: str, heartbeat: int, grace: int, retry_seconds: float | None = None) -> None:
         self.retry = Retry(mask_password(url), retry_seconds)
         self.attempts = once_writes.Attempts()
+        self.beat = TrialBeat(self.record_heartbeat, heartbeat)
         pool = {} if url.startswith("sqlite") else {**SERVER_POOL, "connect_args": connect_args(url)}
 
         def create() -> None:
@@ -258,19 +260,24 @@ class SteadyRDBStorage(RDBStorage):
         return id_of(self._create_new_trial(study_id, template_trial))
 
     def _create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> FrozenTrial:
-        """Optuna's trial creation, its template carrying a creation id made once for all attempts."""
-        made = once_writes.new_id()
+        """Optuna's trial creation, its template carrying a creation id made once for all attempts (a lost
+        trial's re-run: an id naming the lost trial, made once whoever queues it). A trial made to run
+        (`ask`: no template) beats from now on (harness.fleet.trial_beat)."""
+        made = once_writes.rerun_id(template_trial) or once_writes.new_id()
         template = once_writes.with_creation_id(template_trial, made)
         try:
-            return self.retry(lambda: RDBStorage._create_new_trial(self, study_id, template))
+            created = self.retry(lambda: RDBStorage._create_new_trial(self, study_id, template))
         finally:
             self.attempts.forget(made)
+        if template_trial is None:
+            self.beat.hold(id_of(created))
+        return created
 
     def _get_prepared_new_trial(self, study_id: int, template_trial: FrozenTrial | None, session: Any) -> Any:
         """Inside Optuna's creation transaction (the study row locked): a retry whose earlier attempt
-        committed gets that trial back instead of a new one."""
+        committed, or a second re-run of the same lost trial, gets that trial back instead of a new one."""
         made = (template_trial.system_attrs if template_trial else {}).get(once_writes.CREATION_ID)
-        if made is not None and self.attempts.retried(made):
+        if made is not None and (self.attempts.retried(made) or once_writes.is_rerun_id(made)):
             earlier = trial_with_system_attr(session, study_id, once_writes.CREATION_ID, made)
             if earlier is not None:
                 return earlier
@@ -281,9 +288,14 @@ class SteadyRDBStorage(RDBStorage):
     ) -> bool:
         made = once_writes.new_id()
         try:
-            return self.retry(lambda: self._set_state_once(trial_id, state, values, made))
+            written = self.retry(lambda: self._set_state_once(trial_id, state, values, made))
         finally:
             self.attempts.forget(made)
+        if state == TrialState.RUNNING and written:  # a queued trial taken: it beats from now on
+            self.beat.hold(trial_id)
+        elif state.is_finished():
+            self.beat.release(trial_id)
+        return written
 
     def _set_state_once(
         self, trial_id: int, state: TrialState, values: Sequence[float] | None, made: str

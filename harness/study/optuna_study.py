@@ -24,6 +24,7 @@ from harness.fleet.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     PARENT_RUN,
     WORKER,
     grace_period,
+    queue_again,
     requeued_numbers,
 )
 from harness.fleet.signals import SteadyJournalBackend
@@ -366,7 +367,11 @@ def prepare_resume(opt: optuna.Study, storage: BaseStorage, local: bool, retry_f
             continue
         if not t.params or _key(t.params) in covered:
             continue
-        opt.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
+        # on a heartbeat storage a stopped trial is queued as its worker or a waiting one would queue it,
+        # so that the three make one copy between them (harness.fleet.recovery.queue_again)
+        rerun = not local and t.user_attrs.get(INTERRUPTED)
+        if not (rerun and queue_again(opt, t, "interrupted; queued again by the restarted study")):
+            opt.enqueue_trial(t.params, user_attrs={"retry_of": t.number})
         covered.add(_key(t.params))
         enqueued += 1
     return enqueued

@@ -40,7 +40,7 @@ from harness.fleet.recovery import (
     WORKER,
     TrialTakenOver,
     close_stray_runs,
-    others_running,
+    others_pending,
     requeue_interrupted,
     wait_for_others,
     watch,
@@ -277,7 +277,7 @@ def worker_loop(
     objective = optuna_objective(study, opt, trial_context(study, opt, tracker, data_dir, progress, threads))
     use_line(position if progress else 0)  # a local worker's bars: its own line, under the study bar
     bar = study_bar(study, opt, progress and not position)
-    while (left := remaining(opt, study)) > 0 or (heartbeats and others_running(opt)):
+    while (left := remaining(opt, study)) > 0 or (heartbeats and others_pending(opt)):
         if left > 0:
             try:
                 optimize_one(opt, objective, tracker, say)

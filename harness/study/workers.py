@@ -31,7 +31,7 @@ from harness.errors import HarnessError
 from harness.fleet import forked
 from harness.fleet.mps import Sharing, gpu_sharing
 from harness.fleet.placement import gpu_of_each_worker
-from harness.fleet.recovery import others_running, requeue_dead_worker, wait_for_others
+from harness.fleet.recovery import others_pending, others_running, requeue_dead_worker, wait_for_others
 from harness.fleet.signals import stop_signal
 from harness.resolve.study_spec import ResolvedStudy
 from harness.study.optuna_study import default_storage, done_count, remaining
@@ -166,12 +166,12 @@ def watch_external_workers(study: ResolvedStudy, opt: optuna.Study, tracker: Tra
     idle = IdleWatch()
     try:
         while True:
-            while remaining(opt, study) > 0 or others_running(opt):
+            while remaining(opt, study) > 0 or others_pending(opt):
                 idle.look(study, opt)
                 wait_for_others(opt, tracker)
                 update_bar(bar, opt)
             time.sleep(REQUEUE_SETTLE)
-            if remaining(opt, study) == 0 and not others_running(opt):
+            if remaining(opt, study) == 0 and not others_pending(opt):
                 break
     finally:
         bar.close()

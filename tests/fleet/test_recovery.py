@@ -4,8 +4,11 @@ handler's requeue), on a real MLflow store and a real Optuna study."""
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,10 +24,12 @@ from harness.fleet.recovery import (
     StaleTrialHandler,
     close_stray_runs,
 )  # fmt: skip
+from harness.fleet.steady_storage import SteadyRDBStorage
 from harness.tracking.tracker import PARENT_TAG, Tracker
 
 if TYPE_CHECKING:
     from tests.launcher import Launched
+    from tests.services import Postgres
 
 T = TypeVar("T")
 
@@ -39,6 +44,7 @@ def test_the_handlers_reason_replaces_the_sweeps_guess(tmp_path: Path, recorded:
     opt.set_user_attr(PARENT_RUN, parent)
     opt.set_user_attr(EXPERIMENT, experiment)
     trial = opt.ask()
+    trial.suggest_float("x", 0.0, 1.0)
     trial.set_user_attr(WORKER, "host:1")
     if recorded:
         trial.set_user_attr(MLFLOW_RUN, child)
@@ -177,6 +183,7 @@ def test_a_finished_run_of_a_trial_lost_before_its_end_was_told_is_withdrawn(tmp
     opt.set_user_attr(PARENT_RUN, parent)
     opt.set_user_attr(EXPERIMENT, experiment)
     trial = opt.ask()
+    trial.suggest_float("x", 0.0, 1.0)
     trial.set_user_attr(WORKER, "host:1")
     trial.set_user_attr(MLFLOW_RUN, child)
     opt.tell(trial, state=optuna.trial.TrialState.FAIL)  # its worker went silent while telling
@@ -240,3 +247,105 @@ def test_a_silent_trial_that_never_drew_its_point_is_failed_not_queued_again(
     waiting = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
     assert [t.params for t in waiting] == [{"x": drawn.params["x"]}]  # only the trial with a point again
     assert storage_of(opt).get_trial(trial_id(empty)).params == {}
+
+
+def _lost_trial(opt: optuna.Study, interrupted: bool = False) -> optuna.trial.FrozenTrial:
+    """A trial of `opt` with a point drawn, ended FAIL as its worker's stop or loss leaves it."""
+    trial = opt.ask()
+    trial.suggest_float("x", 0.0, 1.0)
+    trial.set_user_attr(WORKER, "host:1")
+    if interrupted:
+        trial.set_user_attr("interrupted", True)
+    return opt.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+
+def test_a_lost_trial_is_queued_again_once_however_many_processes_queue_it(postgres: Postgres) -> None:
+    """The stopped worker, a waiting worker's sweep and a restarted coordinator may all queue the same
+    stopped trial; eight processes' storages doing it at once make one copy (the creation id names the lost
+    trial, looked up under the study row's lock)."""
+    from harness.fleet.recovery import queue_again
+
+    name = f"once_{os.getpid()}"
+    postgres.execute(f"CREATE DATABASE {name}")
+    url = postgres.url(name)
+    opt = optuna.create_study(storage=SteadyRDBStorage(url, 1, 3), study_name="s")
+    lost = _lost_trial(opt, interrupted=True)
+    studies = [optuna.load_study(study_name="s", storage=SteadyRDBStorage(url, 1, 3)) for _ in range(8)]
+    start = threading.Barrier(len(studies))
+
+    def queue(study: optuna.Study) -> bool:
+        start.wait()
+        return queue_again(study, lost, "stopped")
+
+    with ThreadPoolExecutor(len(studies)) as pool:
+        assert all(pool.map(queue, studies))
+    waiting = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    assert [(t.params, t.system_attrs["retry_history"]) for t in waiting] == [(lost.params, [lost.number])]
+    assert "interrupted" not in waiting[0].user_attrs  # the copy's own end decides whether it was stopped
+
+
+def test_a_stopped_trial_its_worker_did_not_queue_is_queued_by_a_waiting_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/chaos.py's finding: a worker SIGTERMed and then SIGKILLed at once (preemption without grace)
+    ended its trial FAIL and interrupted, but died before queueing it again: the grid point counted as
+    visited and was never run. A waiting worker queues it a grace period after it ended, once; the stopped
+    worker's late queueing adds no second copy."""
+    from datetime import datetime, timedelta
+
+    from harness.fleet import recovery
+
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    storage = SteadyRDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}", heartbeat=1, grace=3)
+    opt = optuna.create_study(storage=storage)
+    lost = _lost_trial(opt, interrupted=True)
+    monkeypatch.setattr(recovery.time, "sleep", lambda seconds: None)
+    assert recovery.others_pending(opt)  # workers stay for it
+    recovery.wait_for_others(opt, tracker)
+    assert not opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))  # its worker's turn
+    later = datetime.now() + timedelta(seconds=4)  # past the grace period
+    monkeypatch.setattr(recovery, "datetime", type("Later", (), {"now": staticmethod(lambda: later)}))
+    recovery.wait_for_others(opt, tracker)
+    recovery.wait_for_others(opt, tracker)
+    assert recovery.requeue_interrupted(opt, tracker, "host:1", "terminated by SIGTERM") == 0  # queued
+    waiting = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    assert [t.params for t in waiting] == [lost.params]
+    assert waiting[0].user_attrs["requeued_because"].startswith("worker host:1 lost (stopped, and not queued")
+    assert not recovery.others_pending(opt)  # nothing left to wait for: the copy is a trial to run
+
+
+def test_a_silent_grid_trial_with_its_point_assigned_but_not_drawn_is_queued_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grid trial holds its point from the sampler's assignment (`grid_id`), before the objective draws
+    the value: lost then, it is queued again, or the point, counted as visited, would never run."""
+    from datetime import datetime, timedelta
+
+    from harness.fleet import recovery
+
+    tracker = Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}", heartbeat_interval=1)
+    opt = optuna.create_study(storage=storage, sampler=optuna.samplers.GridSampler({"x": [0.0, 1.0]}))
+    assigned = opt.ask()  # its point assigned, no value drawn; its worker died before its first beat
+    later = datetime.now() + timedelta(seconds=60)
+    monkeypatch.setattr(recovery, "datetime", type("Later", (), {"now": staticmethod(lambda: later)}))
+    monkeypatch.setattr(recovery.time, "sleep", lambda seconds: None)
+    recovery.wait_for_others(opt, tracker)
+    (copy,) = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    assert copy.system_attrs["grid_id"] == opt.trials[assigned.number].system_attrs["grid_id"]
+
+
+def test_a_restarted_study_queues_a_stopped_trial_as_the_workers_would(tmp_path: Path) -> None:
+    """On a heartbeat storage the coordinator's resume queues a stopped trial the workers' way, so that a
+    waiting worker's sweep of the same trial finds it queued (one copy between them)."""
+    from harness.fleet import recovery
+    from harness.study.optuna_study import prepare_resume
+
+    storage = SteadyRDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}", heartbeat=1, grace=3)
+    opt = optuna.create_study(storage=storage)
+    lost = _lost_trial(opt, interrupted=True)
+    assert prepare_resume(opt, storage, local=False) == 1
+    assert recovery.queue_again(opt, lost, "stopped")  # a waiting worker's sweep, a moment later
+    waiting = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    assert [t.system_attrs["retry_history"] for t in waiting] == [[lost.number]]
+    assert not recovery.stranded(opt.get_trials(deepcopy=False))
