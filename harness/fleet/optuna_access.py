@@ -13,6 +13,10 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
 - `running_unbeaten(storage, study_id)` reads Optuna's heartbeat table (`models.TrialHeartbeatModel`):
   Optuna's stale-trial check skips a RUNNING trial that never beat, and the lost-trial recovery must find
   those (a worker killed between creating its trial and its first beat).
+- `claim_grid_point` writes a grid trial's point (`grid_id`, `search_space`: the system attrs Optuna's
+  GridSampler writes and reads) in a transaction that locks the study's row, as Optuna's trial creation
+  does; harness.study.optuna_study.ResumableGridSampler reads GridSampler's `_search_space` and
+  `_n_min_trials` (the grid's size) to call it.
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
   included (`_get_trials`, `_create_new_trial`, ...: what Optuna's cache calls); the test checks the list.
 - harness.fleet.once_writes' ids: SteadyRDBStorage overrides `_create_new_trial` and the hook it calls inside
@@ -55,6 +59,11 @@ def backend_of(storage: object) -> object:
 def state_now(study: optuna.Study, trial: optuna.Trial | FrozenTrial) -> TrialState:
     """The trial's state in the storage now (another process may have ended it)."""
     return storage_of(study).get_trial(trial_id(trial)).state
+
+
+def is_rdb(storage: object) -> bool:
+    """Whether `storage` is (Optuna's cache around) an RDBStorage: a database with row locks."""
+    return isinstance(backend_of(storage), RDBStorage)
 
 
 def heartbeat_backend(storage: object) -> BaseHeartbeat | None:
@@ -146,3 +155,61 @@ def running_unbeaten(storage: object, study_id: int) -> set[int] | None:
 
     retry = getattr(backend, "retry", None)  # SteadyRDBStorage's: rides out a database restart
     return retry(query) if retry is not None else query()
+
+
+def claim_grid_point(
+    storage: object, study_id: int, trial_id: int, space: dict[str, Any], points: int, yielded: str
+) -> int | None:
+    """Give trial `trial_id` the lowest grid point (0 .. `points` - 1) no other trial of the study holds,
+    and return it; None, writing nothing, when every point is held. Claims are made one at a time, under
+    the lock of the study's row (SELECT ... FOR UPDATE, as Optuna's trial creation takes it), so no two
+    trials get one point. A point is held by a trial with that `grid_id` that did not yield (system attr
+    `yielded`), whatever its state (a lost trial's copy runs it, a failed one used it), and by a trial
+    numbered below `points` that is about to take it (Optuna's GridSampler gives trial n point n): RUNNING
+    or WAITING, with no `grid_id` or given parameters yet. A retry whose earlier attempt committed finds
+    its point written and returns it."""
+    from optuna.storages._rdb import models
+
+    backend = cast(RDBStorage, backend_of(storage))
+
+    def claim() -> int | None:
+        with rdb_session(backend) as session:
+            models.StudyModel.find_or_raise_by_id(study_id, session, for_update=True)
+            attribute = models.TrialSystemAttributeModel
+            rows = (
+                session.query(models.TrialModel.trial_id, models.TrialModel.number, models.TrialModel.state,
+                              attribute.key, attribute.value_json)
+                .outerjoin(attribute, (attribute.trial_id == models.TrialModel.trial_id)
+                           & attribute.key.in_(("grid_id", "fixed_params", yielded)))
+                .filter(models.TrialModel.study_id == study_id)
+                .all()
+            )  # fmt: skip
+            attrs: dict[int, dict[str, Any]] = {}
+            about: dict[int, tuple[int, TrialState]] = {}
+            for tid, number, state, key, value in rows:
+                about[tid] = (number, state)
+                attrs.setdefault(tid, {})
+                if key is not None:
+                    attrs[tid][key] = json.loads(value)
+            if "grid_id" in attrs.get(trial_id, {}):
+                return int(attrs[trial_id]["grid_id"])
+            held = set()
+            for tid, (number, state) in about.items():
+                mine = attrs[tid]
+                if tid == trial_id or mine.get(yielded):
+                    continue
+                if "grid_id" in mine:
+                    held.add(int(mine["grid_id"]))
+                elif "fixed_params" not in mine and number < points and state in _ABOUT_TO_TAKE:
+                    held.add(number)
+            free = next((point for point in range(points) if point not in held), None)
+            if free is not None:
+                set_trial_system_attr_in(backend, session, trial_id, "search_space", space)
+                set_trial_system_attr_in(backend, session, trial_id, "grid_id", free)
+            return free
+
+    retry = getattr(backend, "retry", None)
+    return retry(claim) if retry is not None else claim()
+
+
+_ABOUT_TO_TAKE = (TrialState.RUNNING, TrialState.WAITING)

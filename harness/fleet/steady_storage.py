@@ -291,10 +291,10 @@ class SteadyRDBStorage(RDBStorage):
             written = self.retry(lambda: self._set_state_once(trial_id, state, values, made))
         finally:
             self.attempts.forget(made)
+            if state.is_finished():  # ended, or refused as ended by another process: no more beats
+                self.beat.release(trial_id)
         if state == TrialState.RUNNING and written:  # a queued trial taken: it beats from now on
             self.beat.hold(trial_id)
-        elif state.is_finished():
-            self.beat.release(trial_id)
         return written
 
     def _set_state_once(

@@ -17,7 +17,7 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password
-from harness.fleet.optuna_access import storage_of, study_id, trial_id
+from harness.fleet.optuna_access import claim_grid_point, is_rdb, storage_of, study_id, trial_id
 from harness.fleet.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     DEFAULT_HEARTBEAT,
     INTERRUPTED,
@@ -70,27 +70,40 @@ def open_storage(
 
 
 class ResumableGridSampler(optuna.samplers.GridSampler):
-    """Optuna's GridSampler minus its stop logic, which the runner does itself (`remaining`).
+    """Optuna's GridSampler minus its stop logic, which the runner does itself (`remaining`), and with the
+    points past the first `n` trials claimed, not drawn.
 
     GridSampler.after_trial stops the study once the grid is visited and raises KeyError for an
     enqueued trial (no grid_id) when one grid point is left, so re-queued interrupted trials break it.
-    """
+    Trial n gets point n; re-queued trials use up numbers, so the last points go to trials numbered past
+    the grid, which GridSampler draws at random from those not yet started: several workers asking at
+    once draw the same one (at the end of a busy grid, 16 workers drew among 17 points, bench/chaos.py).
+    On a database storage such a trial claims the lowest free point under the study's lock
+    (harness.fleet.optuna_access.claim_grid_point), or, with none free, yields (SURPLUS: ended at once,
+    not counted); elsewhere (a journal) it draws, then yields if another trial holds its point."""
 
     def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
         return None
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        """Optuna's point assignment, then a check that the point is not already taken: when re-queued
-        trials have used up trial numbers, the last points are drawn from the unvisited ones, and two
-        workers asking at once can draw the same one (or a running one). Each writes its point, then
-        reads the others': the later trial of a pair yields and is marked SURPLUS (ended at once, not
-        counted), so every grid point runs once."""
-        super().before_trial(study, trial)
         storage = storage_of(study)
-        mine = storage.get_trial(trial_id(trial)).system_attrs
-        point = mine.get("grid_id")
-        if point is None or "failed_trial" in mine or "fixed_params" in mine:
+        if "grid_id" in trial.system_attrs or "fixed_params" in trial.system_attrs:
             return  # enqueued with its parameters, or a lost trial's re-run: its point is its own
+        points = self._n_min_trials
+        if not is_rdb(storage):
+            super().before_trial(study, trial)
+            self._yield_if_taken(study, trial)
+        elif trial.number < points:
+            super().before_trial(study, trial)  # point n for trial n (a claim past the grid leaves it)
+        elif claim_grid_point(storage, study_id(study), trial_id(trial), self._search_space, points,
+                              SURPLUS) is None:  # fmt: skip
+            storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
+
+    def _yield_if_taken(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Each drawing trial writes its point, then reads the others': the later trial of a pair yields
+        (two that both wrote before either read; one whose read came first may not see the other)."""
+        storage = storage_of(study)
+        point = storage.get_trial(trial_id(trial)).system_attrs.get("grid_id")
         for other in storage.get_all_trials(study_id(study), deepcopy=False):
             if other.number == trial.number or other.system_attrs.get("grid_id") != point:
                 continue

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import optuna
 import pytest
@@ -11,6 +15,9 @@ from harness.errors import HarnessError
 from harness.resolve.study_spec import load_study
 from harness.study.runner import run_study
 from tests.helpers import child_runs, tiny_study
+
+if TYPE_CHECKING:
+    from tests.services import Postgres
 
 
 @pytest.mark.slow
@@ -117,3 +124,77 @@ def test_a_lost_trial_whose_rerun_failed_is_not_queued_again(tmp_path: Path, tin
     failed, _ = failed_trials(opt)
     assert [t.number for t in failed] == [1]
     assert prepare_resume(opt, storage, local=True, retry_failed=True) == 1  # --retry-failed: once
+
+
+def _grid_with_points_left(tmp_path: Path, tiny_bert: Path, postgres: Postgres, left: int) -> tuple:
+    """A 6-point grid study on PostgreSQL whose trials 0 and 2 were lost and re-run by their copies
+    (trials 1 and 3): trial numbers used up, so points 1 and 3 go to trials past the grid. `left` 1: point
+    3 is taken already. Returns the study spec, the study and the storage URL."""
+    from harness.fleet.recovery import queue_again
+    from harness.study.optuna_study import open_storage, open_study, suggest
+
+    grid = {"lambda": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}
+    study = load_study(tiny_study(tmp_path, tiny_bert, grid, name="ask"))
+    name = f"claims_{os.getpid()}_{left}"
+    postgres.execute(f"CREATE DATABASE {name}")
+    url = postgres.url(name)
+    opt = open_study(study, open_storage(url, heartbeat=1), create=True)
+    for lost in (0, 2):
+        trial = opt.ask()
+        suggest(trial, study)
+        queue_again(opt, opt.tell(trial, state=optuna.trial.TrialState.FAIL), "lost")
+        copy = opt.ask()
+        assert (trial.number, copy.number) == (lost, lost + 1)
+        opt.tell(copy, suggest(copy, study)["lambda"])
+    for _ in range(2 + (2 - left)):  # points 4 and 5 (and 1, with one left)
+        trial = opt.ask()
+        opt.tell(trial, suggest(trial, study)["lambda"])
+    return study, opt, url
+
+
+def test_a_later_trial_drawing_first_does_not_run_the_point_of_an_earlier_one(
+    tmp_path: Path, tiny_bert: Path, postgres: Postgres
+) -> None:
+    """bench/chaos.py's finding, alone: two trials past the grid, one point left; the later-numbered one
+    asks first and takes it, then the earlier one asks. Optuna's draw gives it the same point again (none
+    is unvisited), and the yield rule (the later trial of a pair yields) let both run it. Now the second
+    to ask finds every point held and yields."""
+    from harness.fleet.optuna_access import storage_of, study_id
+    from harness.study.optuna_study import SURPLUS, open_storage, open_study
+
+    study, opt, url = _grid_with_points_left(tmp_path, tiny_bert, postgres, left=1)
+    early, late = (open_study(study, open_storage(url, heartbeat=1), create=False) for _ in range(2))
+    first = storage_of(early).create_new_trial(study_id(early))
+    second = storage_of(late).create_new_trial(study_id(late))
+    later = optuna.trial.Trial(late, second)  # its sampler runs first
+    earlier = optuna.trial.Trial(early, first)
+    attrs = {t.number: t.system_attrs for t in opt.get_trials(deepcopy=False)}
+    assert attrs[later.number]["grid_id"] == 3 and not attrs[later.number].get(SURPLUS)
+    assert attrs[earlier.number].get(SURPLUS)
+    early.tell(earlier, state=optuna.trial.TrialState.FAIL)
+    late.tell(later, state=optuna.trial.TrialState.FAIL)
+
+
+def test_grid_points_past_the_grid_go_to_one_trial_each_when_workers_ask_at_once(
+    tmp_path: Path, tiny_bert: Path, postgres: Postgres
+) -> None:
+    """On PostgreSQL the trials past the grid claim free points under the study's lock: sixteen workers
+    asking at once for the two points left get one each; the other fourteen yield."""
+    from harness.study.optuna_study import SURPLUS, open_storage, open_study, remaining
+
+    study, opt, url = _grid_with_points_left(tmp_path, tiny_bert, postgres, left=2)
+    workers = [open_study(study, open_storage(url, heartbeat=1), create=False) for _ in range(16)]
+    start = threading.Barrier(len(workers))
+
+    def ask(worker: optuna.Study) -> int:
+        start.wait()
+        return worker.ask().number
+
+    with ThreadPoolExecutor(len(workers)) as pool:
+        asked = list(pool.map(ask, workers))
+    attrs = {t.number: t.system_attrs for t in opt.get_trials(deepcopy=False)}
+    claimed = sorted(attrs[n]["grid_id"] for n in asked if not attrs[n].get(SURPLUS))
+    assert claimed == [1, 3] and sum(bool(attrs[n].get(SURPLUS)) for n in asked) == 14
+    assert remaining(opt, study) == 0
+    for worker, number in zip(workers, asked, strict=True):  # ended by their workers: their beats stop
+        worker.tell(number, state=optuna.trial.TrialState.FAIL)
