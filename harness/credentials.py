@@ -8,6 +8,8 @@ visible to others.
 - **An MLflow server with authentication** (`mlflow server --app-name basic-auth`, as docker-compose.yml
   starts it): MLflow's client sends MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD (or a bearer
   MLFLOW_TRACKING_TOKEN) with each request.
+- **optuna-dashboard** (`harness dashboard`): HARNESS_DASHBOARD_PASSWORD (user HARNESS_DASHBOARD_USERNAME,
+  default admin) is the account every request needs; required off 127.0.0.1 (harness.commands.dashboard).
 
 A password inside `--storage` or `--tracking-uri` on the command line is shown by `ps` to every user of
 the machine: the command says so in one warning line. URLs in messages are masked (errors.mask_password).

@@ -207,7 +207,11 @@ def process(command: list[str], log: Path, env: dict[str, str] | None = None) ->
 
 
 # what the compose file asks of its user (`${NAME:?...}`), for the tests' own servers
-SECRETS = {"MLFLOW_ADMIN_PASSWORD": "test-admin-password-8f2c", "MLFLOW_SECRET_KEY": "test-secret-key-1d9e"}
+SECRETS = {
+    "MLFLOW_ADMIN_PASSWORD": "test-admin-password-8f2c",
+    "MLFLOW_SECRET_KEY": "test-secret-key-1d9e",
+    "DASHBOARD_PASSWORD": "test-dashboard-password-5b07",
+}
 
 
 class Compose:

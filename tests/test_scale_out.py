@@ -45,7 +45,8 @@ def test_compose_file_has_the_topology() -> None:
     )
     assert worker[:2] == ["harness", "worker"] and "--wait" in worker
     storage = coordinator[coordinator.index("--storage") + 1]
-    assert worker[worker.index("--storage") + 1] == storage == SERVICES["dashboard"]["command"][1]
+    dashboard = SERVICES["dashboard"]["command"]
+    assert worker[worker.index("--storage") + 1] == storage == dashboard[dashboard.index("--storage") + 1]
     assert coordinator[coordinator.index("--tracking-uri") + 1] == "http://mlflow:5000"
     for index in (0, 1):  # one GPU each, a different one (replicas of one service would share GPU 0)
         assert SERVICES[f"worker-{index}"]["command"] == worker

@@ -822,11 +822,15 @@ def ui_cmd(tracking_uri: str | None, host: str, port: int) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
 def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
-    """Start optuna-dashboard on the harness's Optuna storage (studies, trials, parameter plots)."""
+    """Start optuna-dashboard on the harness's Optuna storage (studies, trials, parameter plots); with
+    HARNESS_DASHBOARD_PASSWORD set (needed off 127.0.0.1) every request needs that account (HTTP basic
+    authentication; user HARNESS_DASHBOARD_USERNAME, default admin)."""
+    from harness.commands.dashboard import account, dashboard_app, serve
     from harness.study.optuna_study import default_storage, open_storage
 
+    credentials = account(host)  # before anything is opened: a missing password is the first error
     try:
-        from optuna_dashboard import run_server
+        import optuna_dashboard  # noqa: F401
     except ImportError:
         raise HarnessError(
             "optuna-dashboard is not installed; run `make setup` (or pip install optuna-dashboard)"
@@ -836,8 +840,9 @@ def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
     spec = storage or default_storage()
     opened = open_storage(spec, create=False)
     check_port_free(host, port, "optuna-dashboard")
-    click.echo(f"optuna-dashboard for {mask_password(spec)}: http://{host}:{port}  (Ctrl-C to stop)")
-    run_server(opened, host=host, port=port)
+    guard = f"user {credentials[0]} and its password; " if credentials else ""
+    click.echo(f"optuna-dashboard for {mask_password(spec)}: http://{host}:{port}  ({guard}Ctrl-C to stop)")
+    serve(dashboard_app(opened, credentials), host, port)
 
 
 @cli.command("methods")
