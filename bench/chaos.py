@@ -588,6 +588,7 @@ def main() -> None:
                         "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}.items():  # fmt: skip
         os.environ.setdefault(name, value)
     os.environ.setdefault("HARNESS_DATA_DIR", str(fleet_load.DATA))
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` cleans up as Ctrl-C does
     folder = Path(tempfile.mkdtemp(prefix="chaos-"))
     logs = Path(args.logs or folder / "logs")
     logs.mkdir(parents=True, exist_ok=True)
@@ -605,6 +606,7 @@ def main() -> None:
         os.environ.update(services["compose"].environment("coordinator"))  # this process's checks too
         services["logs"] = logs
         soak = Soak(args, env, logs, services["coordinator"], services["worker"])
+        cleanup.callback(stop_everything, soak)  # an interrupted soak (Ctrl-C, SIGTERM) leaves none running
         progress = Progress(services["postgres"], services["storage"].rsplit("/", 1)[1])
         injected = run(soak, faults, services, progress)
         orphans = stop_everything(soak)
