@@ -30,8 +30,9 @@ that a killed coordinator's successor takes over within the soak.
 The history check (`check`): every grid point COMPLETE exactly once in Optuna; exactly one FINISHED MLflow
 trial run per COMPLETE trial (by trial number); every other trial run KILLED or FAILED with an error tag and
 ended after some fault began (else: unaccounted); no run RUNNING; the parent run FINISHED; every process
-exited (no orphan), no idle-in-transaction connection and no advisory lock left in PostgreSQL; each real
-point's metrics equal to the same point run alone afterwards (same seed, one thread). Printed: faults by
+exited (no orphan), no lock file left in their harness home, no idle-in-transaction connection and no
+advisory lock left in PostgreSQL; each real point's metrics equal to the same point run alone afterwards
+(same seed, one thread). Printed: faults by
 kind, points lost and duplicated, recovery (fault start -> the next trial COMPLETE after it) p50/p95 by kind,
 throughput over time (`--plot`). A failing history is printed as the events that led to it; the seed
 reproduces the schedule.
@@ -362,6 +363,12 @@ def restart_the_failed(soak: Soak) -> None:
             soak.add_worker()
 
 
+def lock_files(folder: Path) -> list[str]:
+    """Lock files left in the processes' harness home (a stage-cache entry's `<key>.lock`: a clean end
+    leaves none)."""
+    return [f"lock file {path.relative_to(folder)}" for path in sorted((folder / ".harness").rglob("*.lock"))]
+
+
 def stop_everything(soak: Soak) -> list[str]:
     """Processes still alive at the end (orphans: a clean end has none), stopped."""
     alive = [w for w in soak.workers if w.poll() is None]
@@ -609,7 +616,7 @@ def main() -> None:
         cleanup.callback(stop_everything, soak)  # an interrupted soak (Ctrl-C, SIGTERM) leaves none running
         progress = Progress(services["postgres"], services["storage"].rsplit("/", 1)[1])
         injected = run(soak, faults, services, progress)
-        orphans = stop_everything(soak)
+        orphans = stop_everything(soak) + lock_files(folder)
         time.sleep(3)  # the killed processes' connections close
         result = check(services, injected)
         leftovers = progress.leftovers()
