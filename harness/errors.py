@@ -30,12 +30,30 @@ class ServiceUnavailable(BaseException):  # noqa: N818 (a stop, as KeyboardInter
 
 def tracking_unreachable(exc: BaseException) -> str | None:
     """The first line of an MLflow client error that means the tracking server could not be reached
-    after MLflow's own retries (connection refused, timeouts, 5xx answers), else None."""
+    after MLflow's own retries (connection refused, timeouts, 5xx answers), or that its database stayed
+    busy past the harness's (`tracking_server_busy`), else None."""
     text = str(exc)
+    if tracking_server_busy(exc):
+        return text.splitlines()[0][:300]
     if type(exc).__name__ != "MlflowException" or "API request to" not in text:
         return None
     gone = ("Max retries exceeded", "timeout", "Connection", "error code 50")
     return text.splitlines()[0][:300] if any(word in text for word in gone) else None
+
+
+# what an MLflow server answers when its own database could not serve the request: every connection of its
+# pool taken, or the database restarting or unreachable (harness.tracking.steady_client)
+SERVER_DATABASE_BUSY = ("QueuePool limit", "server closed the connection unexpectedly",
+                        "terminating connection due to administrator command", "the database system is",
+                        "could not connect to server", 'connection to server at "')  # fmt: skip
+
+
+def tracking_server_busy(exc: BaseException) -> bool:
+    """Whether `exc` is an MLflow server's answer (a RestException) saying its database could not serve the
+    request: nothing was done, and the request may be made again."""
+    if type(exc).__name__ != "RestException":
+        return False
+    return any(sign in str(exc) for sign in SERVER_DATABASE_BUSY)
 
 
 class TrialSkipped(HarnessError):

@@ -13,10 +13,10 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
 - `running_unbeaten(storage, study_id)` reads Optuna's heartbeat table (`models.TrialHeartbeatModel`):
   Optuna's stale-trial check skips a RUNNING trial that never beat, and the lost-trial recovery must find
   those (a worker killed between creating its trial and its first beat).
-- `claim_grid_point` writes a grid trial's point (`grid_id`, `search_space`: the system attrs Optuna's
-  GridSampler writes and reads) in a transaction that locks the study's row, as Optuna's trial creation
-  does; harness.study.optuna_study.ResumableGridSampler reads GridSampler's `_search_space` and
-  `_n_min_trials` (the grid's size) to call it.
+- `claim_grid_point` writes a grid trial's point (`grid_id`, the system attr Optuna's GridSampler reads)
+  in a transaction that locks the study's row, as Optuna's trial creation does;
+  harness.study.optuna_study.ResumableGridSampler reads GridSampler's `_n_min_trials` (the grid's size) to
+  call it.
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
   included (`_get_trials`, `_create_new_trial`, ...: what Optuna's cache calls); the test checks the list.
 - harness.fleet.once_writes' ids: SteadyRDBStorage overrides `_create_new_trial` and the hook it calls inside
@@ -157,9 +157,7 @@ def running_unbeaten(storage: object, study_id: int) -> set[int] | None:
     return retry(query) if retry is not None else query()
 
 
-def claim_grid_point(
-    storage: object, study_id: int, trial_id: int, space: dict[str, Any], points: int, yielded: str
-) -> int | None:
+def claim_grid_point(storage: object, study_id: int, trial_id: int, points: int, yielded: str) -> int | None:
     """Give trial `trial_id` the lowest grid point (0 .. `points` - 1) no other trial of the study holds,
     and return it; None, writing nothing, when every point is held. Claims are made one at a time, under
     the lock of the study's row (SELECT ... FOR UPDATE, as Optuna's trial creation takes it), so no two
@@ -204,7 +202,6 @@ def claim_grid_point(
                     held.add(number)
             free = next((point for point in range(points) if point not in held), None)
             if free is not None:
-                set_trial_system_attr_in(backend, session, trial_id, "search_space", space)
                 set_trial_system_attr_in(backend, session, trial_id, "grid_id", free)
             return free
 

@@ -80,7 +80,12 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
     once draw the same one (at the end of a busy grid, 16 workers drew among 17 points, bench/chaos.py).
     On a database storage such a trial claims the lowest free point under the study's lock
     (harness.fleet.optuna_access.claim_grid_point), or, with none free, yields (SURPLUS: ended at once,
-    not counted); elsewhere (a journal) it draws, then yields if another trial holds its point."""
+    not counted); elsewhere (a journal) it draws, then yields if another trial holds its point.
+
+    On a database storage a trial records its `grid_id` only: GridSampler also records the whole grid
+    (`search_space`) on every trial, which every worker's cache of the study then holds, memory growing as
+    trials x grid values (bench/chaos.py: 64 workers of a 2048-point grid took 24 GB, and the kernel
+    killed workers). The grid's order is GridSampler's (shuffled with the study's seed)."""
 
     def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Any) -> None:
         return None
@@ -93,10 +98,9 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
         if not is_rdb(storage):
             super().before_trial(study, trial)
             self._yield_if_taken(study, trial)
-        elif trial.number < points:
-            super().before_trial(study, trial)  # point n for trial n (a claim past the grid leaves it)
-        elif claim_grid_point(storage, study_id(study), trial_id(trial), self._search_space, points,
-                              SURPLUS) is None:  # fmt: skip
+        elif trial.number < points:  # point n for trial n (a claim past the grid leaves it)
+            storage.set_trial_system_attr(trial_id(trial), "grid_id", trial.number)
+        elif claim_grid_point(storage, study_id(study), trial_id(trial), points, SURPLUS) is None:
             storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
 
     def _yield_if_taken(self, study: optuna.Study, trial: FrozenTrial) -> None:

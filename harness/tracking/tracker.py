@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
@@ -26,6 +26,7 @@ from harness.errors import ServiceUnavailable, tracking_unreachable
 from harness.home import harness_home
 from harness.places import check_reachable, require_store, resolve_tracking_uri  # noqa: F401 (re-exported)
 from harness.tracking.metric_names import OBJECTIVE, check_declared, history, logged
+from harness.tracking.steady_client import SteadyClient
 from harness.tracking.store_template import seed_sqlite_store
 
 # MLflow draws a progress bar for every artifact download (a run's record, a logged study file): carriage
@@ -186,7 +187,8 @@ class Tracker:
     def __init__(self, uri: str | None = None) -> None:
         self.uri = resolve_tracking_uri(uri)
         seed_sqlite_store(self.uri)  # a new local store: a copy of one MLflow migrated once (3 s -> ms)
-        self.client = MlflowClient(tracking_uri=self.uri)
+        # each call tried again while a tracking server's database is busy (harness.tracking.steady_client)
+        self.client = cast(MlflowClient, SteadyClient(MlflowClient(tracking_uri=self.uri)))
 
     def experiment_id(
         self,

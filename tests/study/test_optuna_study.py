@@ -195,6 +195,8 @@ def test_grid_points_past_the_grid_go_to_one_trial_each_when_workers_ask_at_once
     attrs = {t.number: t.system_attrs for t in opt.get_trials(deepcopy=False)}
     claimed = sorted(attrs[n]["grid_id"] for n in asked if not attrs[n].get(SURPLUS))
     assert claimed == [1, 3] and sum(bool(attrs[n].get(SURPLUS)) for n in asked) == 14
+    # the grid's values are not copied onto every trial (each worker's cache would hold trials x points)
+    assert not any("search_space" in a for a in attrs.values())
     assert remaining(opt, study) == 0
     for worker, number in zip(workers, asked, strict=True):  # ended by their workers: their beats stop
         worker.tell(number, state=optuna.trial.TrialState.FAIL)
