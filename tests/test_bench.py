@@ -118,3 +118,29 @@ def test_fleet_load_runs_a_small_fleet_to_a_clean_end(tmp_path: Path) -> None:
     (row,) = json.loads(out.read_text())["rows"]
     assert row["check"]["ok"] and row["completed"] == 4 and row["check"]["states"].get("COMPLETE") == 4
     assert row["connections"]["max"] >= 3 and row["bookkeeping_s"]["median"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_two_minute_chaos_schedule_on_four_workers_leaves_a_clean_history(tmp_path: Path) -> None:
+    """bench/chaos.py (issue 59): 4 workers on the compose topology (PostgreSQL, the authenticated MLflow
+    server) while seed 3's schedule injects every fault kind over 2 minutes; the history check passes:
+    every grid point COMPLETE once, one FINISHED run each, every other run accounted for by a fault,
+    nothing RUNNING or left behind, the real tiny-BERT points equal to the same points run alone."""
+    from tests.services import postgres_missing
+
+    if postgres_missing():
+        pytest.skip(postgres_missing())
+    import subprocess
+
+    out = tmp_path / "chaos.json"
+    args = ["--workers", "4", "--minutes", "2", "--every", "9", "--seed", "3", "--sleep", "2", "--heartbeat",
+            "2", "--drain", "240", "--json", str(out), "--logs", str(tmp_path / "logs")]  # fmt: skip
+    done = subprocess.run([sys.executable, str(BENCH / "chaos.py"), *args], capture_output=True, text=True,
+                          timeout=840)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert "check: OK" in report["lines"]
+    kinds = {fault["kind"] for fault in report["faults"]}
+    assert kinds == set(report["args"]["faults"].split(",")), kinds  # every kind injected
+    assert not report["result"]["lost"] and not report["result"]["twice"]
