@@ -85,6 +85,18 @@ def run_ends_with_the_trial(run: LoggedRun, still_ours: Callable[[], bool]) -> I
 
 
 @contextlib.contextmanager
+def marked_if_stopped(trial: optuna.Trial) -> Iterator[None]:
+    """A stop (Ctrl-C, SIGTERM) in the block marks the trial interrupted, so that it is queued again rather
+    than counted as a failure with no reason (bench/chaos.py: a SIGTERM between the objective's start and
+    its run lost the trial's grid point)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        trial.set_user_attr(INTERRUPTED, True)
+        raise
+
+
+@contextlib.contextmanager
 def told_to_the_study(trial: optuna.Trial, say: Callable[[str], None]) -> Iterator[None]:
     """What ended the trial, on its Optuna trial and the terminal; the exception goes on to Optuna."""
     try:

@@ -24,6 +24,7 @@ from harness.fleet.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     PARENT_RUN,
     WORKER,
     grace_period,
+    point_taken,
     queue_again,
     requeued_numbers,
 )
@@ -239,9 +240,11 @@ def is_surplus(trial: FrozenTrial) -> bool:
 
 def _failed_by_itself(trial: FrozenTrial, requeued: set[int]) -> bool:
     """FAIL by an error of its own: not stopped by Ctrl-C, nor by a lost worker (`requeued`: it was
-    re-queued), nor a surplus grid trial."""
+    re-queued), nor a surplus grid trial, nor one failed as lost before it held a point (no parameters,
+    no grid point, no error: its point was never taken, and is drawn again)."""
     no_fault = bool(trial.user_attrs.get(INTERRUPTED)) or trial.number in requeued or is_surplus(trial)
-    return trial.state == TrialState.FAIL and not no_fault
+    never_began = not point_taken(trial) and "error" not in trial.user_attrs
+    return trial.state == TrialState.FAIL and not no_fault and not never_began
 
 
 def _counted(trial: FrozenTrial, requeued: set[int]) -> bool:

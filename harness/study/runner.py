@@ -47,7 +47,7 @@ from harness.fleet.recovery import (
 )
 from harness.fleet.signals import stop_reason
 from harness.fleet.steady_storage import close as close_storage
-from harness.fleet.trial_ending import optimize_one, told_to_the_study
+from harness.fleet.trial_ending import marked_if_stopped, optimize_one, told_to_the_study
 from harness.places import check_reachable, resolve_tracking_uri
 from harness.program import as_invoked
 from harness.resolve.derived import identify
@@ -323,11 +323,12 @@ def optuna_objective(
     worker = f"{socket.gethostname()}:{os.getpid()}"
 
     def objective(trial: optuna.Trial) -> float | tuple[float, ...]:
-        trial.set_user_attr(WORKER, worker)
-        if storage_of(opt).get_trial_system_attrs(trial_id(trial)).get(SURPLUS):  # its point was taken
-            raise GridPointTaken(f"trial {trial.number}: grid point already taken; not run")
-        values = suggest(trial, study)
-        run = study.resolve(values)
+        with marked_if_stopped(trial):  # stopped before the run too: queued again, not a failure
+            trial.set_user_attr(WORKER, worker)
+            if storage_of(opt).get_trial_system_attrs(trial_id(trial)).get(SURPLUS):  # its point was taken
+                raise GridPointTaken(f"trial {trial.number}: grid point already taken; not run")
+            values = suggest(trial, study)
+            run = study.resolve(values)
         label = " ".join(f"{k}={v}" for k, v in values.items())  # in full: the run's name in the UI
         started = time.monotonic()
         with told_to_the_study(trial, say):

@@ -104,3 +104,36 @@ def test_a_trial_taken_before_it_started_ends_the_attempt_without_a_traceback(tm
     assert not ran and said == ["the trial this worker had just created was taken for lost by another before "
                                 "it started; its point runs again there"]  # fmt: skip
     assert [t.state.name for t in opt.trials] == ["FAIL"]
+
+
+def test_a_stop_before_the_run_marks_the_trial_so_it_is_queued_again_not_failed(tmp_path: Path) -> None:
+    """bench/chaos.py's finding (64 workers, seed 1): a SIGTERM landed after the objective had begun and
+    before its run started; the trial ended FAIL with no reason, was not queued again, its grid point was
+    lost and the study counted a failure (its coordinator then ended in error, again and again). A stop
+    anywhere in the objective marks the trial interrupted: its worker queues it again."""
+    from harness.fleet.recovery import WORKER, requeue_interrupted
+    from harness.fleet.steady_storage import SteadyRDBStorage
+    from harness.fleet.trial_ending import marked_if_stopped
+    from harness.study.optuna_study import ResumableGridSampler, failed_trials
+
+    storage = SteadyRDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}", heartbeat=1, grace=3)
+    grid = ResumableGridSampler({"x": [0.1, 0.2]}, seed=0)
+    opt = optuna.create_study(storage=storage, sampler=grid)
+
+    def objective(trial: optuna.Trial) -> float:
+        with marked_if_stopped(trial):
+            trial.set_user_attr(WORKER, "host:1")
+            raise Terminated("terminated by SIGTERM")  # before any parameter was drawn
+
+    with pytest.raises(KeyboardInterrupt):
+        opt.optimize(objective, n_trials=1)
+    (stopped,) = opt.get_trials(deepcopy=False)
+    assert stopped.state.name == "FAIL" and stopped.user_attrs[INTERRUPTED]
+    assert "grid_id" in stopped.system_attrs  # its point was taken
+    assert requeue_interrupted(opt, Tracker(f"sqlite:///{tmp_path / 'mlflow.db'}"), "host:1", "SIGTERM") == 1
+    (copy,) = opt.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    assert copy.system_attrs["grid_id"] == stopped.system_attrs["grid_id"]
+    assert failed_trials(opt) == ([], [])
+    created = storage.create_new_trial(opt._study_id)  # its worker lost before the sampler gave it a point
+    storage.set_trial_state_values(created, optuna.trial.TrialState.FAIL)  # failed as silent
+    assert failed_trials(opt) == ([], [])  # not a failure: its point was never taken
