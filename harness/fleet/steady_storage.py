@@ -3,13 +3,14 @@ a cold start shared by many processes.
 
 **Retries.** Every storage call that fails for want of the database (a SQLAlchemy OperationalError,
 InterfaceError or disconnect anywhere in the exception's chain; Optuna wraps commit errors in
-StorageInternalError) is tried again after 0.5, 1, 2, 4, 8, 15, 15, ... s, until `HARNESS_DB_RETRY_SECONDS`
-(default 60 s) have passed since the call first failed. The first failure of an outage prints one line
-(`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`; one an outage); a restart
-shorter than the window shows nothing else. After the window the call raises `DatabaseUnavailable`, one
-line naming the database and what to do, and every later call of this process fails at once (the
-process is ending: the runner closes the MLflow runs it owns and exits 1). Pooled connections are checked
-before use (SQLAlchemy's `pool_pre_ping`), so connections broken by a restart are replaced.
+StorageInternalError) is tried again after 0.5, 1, 2, 4, 8, 15, 15, ... s (harness.backoff), until
+`HARNESS_DB_RETRY_SECONDS` (default 60 s) have passed since the call first failed. The first failure of
+an outage prints one line (`warning: Optuna storage ... unreachable ...; retrying for up to 60 s`; one an
+outage); a restart shorter than the window shows nothing else. After the window the call raises
+`DatabaseUnavailable`, one line naming the database and what to do, and every later call of this process
+fails at once (the process is ending: the runner closes the MLflow runs it owns and exits 1). Pooled
+connections are checked before use (SQLAlchemy's `pool_pre_ping`), so connections broken by a restart are
+replaced.
 
 **Exactly once.** A write whose connection broke after the server committed it, before the answer
 arrived, is retried like any other; the writes a second application would change (creating a trial, a
@@ -30,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +42,7 @@ from optuna.storages import RDBStorage
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from harness.backoff import retried_for
 from harness.errors import ServiceUnavailable, mask_password
 from harness.fleet import once_writes
 from harness.fleet.optuna_access import (
@@ -175,22 +176,14 @@ class Retry:
             self._inside.active = False
 
     def _with_backoff(self, call: Callable[[], T], retried: Callable[[BaseException], bool]) -> T:
-        first_failure, delay = None, 0.5
-        while True:
-            try:
-                return call()
-            except Exception as exc:
-                if not retried(exc):
-                    raise
-                now = time.monotonic()
-                first_failure = first_failure if first_failure is not None else now
-                reason = cause(exc)
-                if now - first_failure >= self.seconds:
-                    self.down = reason
-                    raise self.unavailable(reason) from None
-                self._warn(reason)
-                time.sleep(min(delay, self.seconds - (now - first_failure)) * random.uniform(0.8, 1.2))
-                delay = min(2 * delay, 15.0)
+        def give_up(exc: Exception) -> DatabaseUnavailable:
+            self.down = cause(exc)
+            return self.unavailable(self.down)
+
+        def warn(exc: Exception, elapsed: float) -> None:
+            self._warn(cause(exc))
+
+        return retried_for(call, self.seconds, retried, warn, give_up)
 
     def _warn(self, reason: str) -> None:
         # one line an outage, whichever thread (trial, heartbeat, lease) meets it first; an outage is a

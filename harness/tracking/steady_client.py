@@ -6,26 +6,25 @@ POOL_SIZE + MAX_OVERFLOW per server process) answers a request it could not star
 SQLAlchemy errors so), which MLflow's client does not retry (it retries 429 and 5xx answers), and the
 harness took for the trial's own error: in bench/chaos.py's 64-worker soak, 16 trials failed so during
 database restarts and their points were lost. Such an answer means the server did nothing, so the call is
-made again after 0.5, 1, 2, 4, 8, 15, 15, ... s, until `HARNESS_TRACKING_RETRY_SECONDS` (default 60 s)
-have passed since it first failed (one warning line when it starts); then the error goes on, and
-harness.errors.tracking_unreachable takes it for the outage it is (the trial goes back to the queue).
+made again after 0.5, 1, 2, 4, 8, 15, 15, ... s (harness.backoff), until `HARNESS_TRACKING_RETRY_SECONDS`
+(default 60 s) have passed since it first failed (one warning line when it starts); then the error goes
+on, and harness.errors.tracking_unreachable takes it for the outage it is (the trial goes back to the
+queue).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from harness.backoff import retried_for
 from harness.errors import tracking_server_busy
 from harness.notices import notice
 
 T = TypeVar("T")
 RETRY_SECONDS = 60.0
-DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0)
-LONGEST_DELAY = 15.0
 
 
 class SteadyClient:
@@ -50,22 +49,11 @@ class SteadyClient:
         window = self._seconds
         if window is None:
             window = float(os.environ.get("HARNESS_TRACKING_RETRY_SECONDS") or RETRY_SECONDS)
-        first_failure: float | None = None
-        attempt = 0
-        while True:
-            try:
-                return call()
-            except Exception as exc:
-                if not tracking_server_busy(exc):
-                    raise
-                now = time.monotonic()
-                if first_failure is None:
-                    first_failure = now
-                    first_line = str(exc).splitlines()[0][:160]
-                    notice(f"warning: the MLflow server's database is busy ({first_line}); retrying for "
-                           f"up to {window:.0f} s")  # fmt: skip
-                delay = DELAYS[attempt] if attempt < len(DELAYS) else LONGEST_DELAY
-                if now - first_failure + delay > window:
-                    raise
-                time.sleep(delay)
-                attempt += 1
+
+        def warn_once(exc: Exception, elapsed: float) -> None:
+            if elapsed == 0.0:
+                first_line = str(exc).splitlines()[0][:160]
+                notice(f"warning: the MLflow server's database is busy ({first_line}); retrying for up "
+                       f"to {window:.0f} s")  # fmt: skip
+
+        return retried_for(call, window, tracking_server_busy, warn_once)
