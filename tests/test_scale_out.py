@@ -54,6 +54,17 @@ def test_compose_file_has_the_topology() -> None:
         assert gpu["device_ids"] == [str(index)] and gpu["capabilities"] == ["gpu"]
         assert SERVICES[f"worker-{index}"]["deploy"]["replicas"] == "${TRIALS_PER_GPU:-1}"  # K on each GPU
     assert SERVICES["coordinator"]["depends_on"]["mlflow"]["condition"] == "service_healthy"
+    # a killed coordinator or worker is started again (the same command resumes: bench/chaos.py); the
+    # coordinator a bounded number of times, so that a configuration error ends
+    assert (
+        SERVICES["coordinator"]["restart"] == "on-failure:5"
+        and SERVICES["worker-0"]["restart"] == "on-failure"
+    )
+    jobs = {
+        d["metadata"]["name"]: d
+        for d in yaml.safe_load_all((REPO / "deploy/kubernetes/workers.yaml").read_text())
+    }
+    assert jobs["harness-coordinator"]["spec"]["backoffLimit"] == 5
     assert SERVICES["mlflow"]["environment"]["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] == "false"  # no consumers
     for service in SERVICES.values():
         assert all(str(port).startswith("127.0.0.1:") for port in service.get("ports", []))
