@@ -194,7 +194,11 @@ def inject(soak: Soak, fault: Fault, services: dict[str, Any]) -> None:
     elif kind == "mlflow_restart":
         with SERVICE_LOCKS["mlflow"]:
             soak.note("mlflow_restart")
-            away = services["compose"].restart_mlflow()
+            away = services["compose"].restart_mlflow(
+                lambda why: soak.note(
+                    f"mlflow_restart: the server exited at its start ({why}); started again"
+                )
+            )
             soak.note(f"mlflow_restart: up again after {away:.1f} s")
     elif kind == "network_cut":
         soak.note(f"network_cut for {fault.duration:g} s")

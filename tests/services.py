@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.launcher import harness_command, launch
@@ -269,9 +269,24 @@ class Compose:
             self._mlflow.close()
             self._mlflow = None
 
-    def restart_mlflow(self) -> float:
-        """Stop the server and start a new one on the same port; returns the seconds it was away."""
-        started = time.monotonic()
+    def restart_mlflow(
+        self, on_failed_start: Callable[[str], None] | None = None, give_up: float = 300
+    ) -> float:
+        """Stop the server and start a new one on the same port; returns the seconds it was away. A server
+        that exits at its start (MLflow exits 1 when its database is restarting) is started again after
+        1, 2, 4, ... 15 s, as compose's `restart: on-failure` does, `on_failed_start` told why."""
+        started, delay = time.monotonic(), 1.0
         self.stop_mlflow()
-        self.start_mlflow()
-        return time.monotonic() - started
+        while True:
+            try:
+                self.start_mlflow()
+                return time.monotonic() - started
+            except RuntimeError as exc:
+                self.stop_mlflow()
+                if time.monotonic() - started > give_up:
+                    raise
+                if on_failed_start is not None:
+                    lines = (self.logs / "mlflow.log").read_text(errors="replace").strip().splitlines()
+                    on_failed_start(f"{exc}; its log ends: {lines[-1] if lines else '(empty)'}")
+                time.sleep(delay)
+                delay = min(2 * delay, 15.0)

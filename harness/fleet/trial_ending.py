@@ -46,42 +46,52 @@ def reached_tracking(call: Callable[[], T]) -> T:
         raise
 
 
+def written(write: Callable[..., Any], *args: str) -> None:
+    """`write(*args)`, one of the writes that end a trial's run; a tracking server that stayed away is the
+    stop it is (reached_tracking)."""
+    reached_tracking(lambda: write(*args))
+
+
 @contextlib.contextmanager
 def run_ends_with_the_trial(run: LoggedRun, still_ours: Callable[[], bool]) -> Iterator[None]:
     """The trial's MLflow run ends as the block does (see the module's docstring); a block that ends
-    normally after another process took the trial for lost (a heartbeat gap) is not a second result."""
+    normally after another process took the trial for lost (a heartbeat gap) is not a second result. A
+    tracking server that stays away while the run is being ended is an outage too (bench/chaos.py: a
+    busy server's answer to the closing FINISHED, past the retry window, failed two trials and lost their
+    points); only a stop (Ctrl-C, SIGTERM) stays a stop, the run left to the stray-run sweep."""
     try:
         yield
     except KeyboardInterrupt as exc:
-        run.finish("KILLED", f"{stop_reason(exc)}; re-run the study to run this trial again")
+        with contextlib.suppress(ServiceUnavailable):
+            written(run.finish, "KILLED", f"{stop_reason(exc)}; re-run the study to run this trial again")
         raise
     except ServiceUnavailable as exc:  # the Optuna database is gone: the trial goes back to the queue
         with contextlib.suppress(Exception):  # and MLflow may have gone with it (one PostgreSQL)
             run.finish("KILLED", f"stopped: {exc}")
         raise
     except TrialTakenOver as exc:  # a frozen worker woke: the lost-trial handler's KILLED and reason stand
-        run.finish_unless_ended("KILLED", str(exc))
+        written(run.finish_unless_ended, "KILLED", str(exc))
         raise
     except TrialSkipped as exc:
-        run.finish("KILLED", f"skipped: {exc}")
+        written(run.finish, "KILLED", f"skipped: {exc}")
         raise
     except optuna.TrialPruned as exc:  # the study's pruner stopped it (its dev scores so far are logged)
-        run.finish("KILLED", str(exc))
+        written(run.finish, "KILLED", str(exc))
         raise
     except BaseException as exc:
         outage = tracking_outage(exc)
         if outage is not None:  # nothing can be written to MLflow; the trial goes back to the queue
             raise outage from None
-        run.log_text(traceback.format_exc(), "error.txt")
-        run.finish("FAILED", f"{type(exc).__name__}: {first_line(exc)}")
+        written(run.log_text, traceback.format_exc(), "error.txt")
+        written(run.finish, "FAILED", f"{type(exc).__name__}: {first_line(exc)}")
         raise
     if not still_ours():
-        run.finish_unless_ended("KILLED", TAKEN_OVER)
+        written(run.finish_unless_ended, "KILLED", TAKEN_OVER)
         # raised, not returned: Optuna 5.0 refuses to tell a failed trial a value and, with no error of the
         # objective to log, ends `_run_trial` in `assert False` (optuna/study/_optimize.py); a raised error
         # makes it log the trial as failed and raise the refusal, which `optimize_one` takes for lost
         raise TrialTakenOver(TAKEN_OVER)
-    run.finish("FINISHED")
+    written(run.finish, "FINISHED")
 
 
 @contextlib.contextmanager

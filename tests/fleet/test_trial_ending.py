@@ -14,6 +14,7 @@ from harness.fleet.recovery import INTERRUPTED, TAKEN_OVER, TrialTakenOver
 from harness.fleet.signals import Terminated
 from harness.fleet.trial_ending import run_ends_with_the_trial, told_to_the_study
 from harness.tracking.tracker import LoggedRun, Tracker
+from tests.busy_mlflow import busy_proxy, mlflow_server
 
 
 def _run(tracker: Tracker) -> LoggedRun:
@@ -64,6 +65,31 @@ def test_a_trial_that_ends_well_is_finished_unless_another_process_took_it(harne
         pass
     ended = tracker.get_run(taken.run_id)
     assert (ended.info.status, ended.data.tags["error"]) == ("KILLED", TAKEN_OVER)
+
+
+@pytest.mark.parametrize("raised", [None, ValueError("bad value"), optuna.TrialPruned("pruned at step 4")])
+def test_a_run_that_cannot_be_ended_for_a_busy_server_is_an_outage_not_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: BaseException | None
+) -> None:
+    """bench/chaos.py's finding (64 workers, seed 1): the tracking server's database stayed busy past the
+    retry window while a trial's run was being ended FINISHED; the busy answer went on as the trial's own
+    error, the trial counted failed and its grid point was lost. Now it is an outage (the trial goes back
+    to the queue), whether the trial ended well, failed or was pruned; a real server behind a proxy that
+    answers every run update busy."""
+    monkeypatch.setenv("HARNESS_TRACKING_RETRY_SECONDS", "1")
+    with mlflow_server(tmp_path) as server, busy_proxy(server, busy=100, path="/runs/update") as proxy:
+        run = _run(Tracker(proxy.uri))
+        busy = pytest.raises(ServiceUnavailable, match="QueuePool limit")
+        with busy as stopped, run_ends_with_the_trial(run, still_ours=lambda: True):
+            if raised is not None:
+                raise raised
+        assert stopped.value.service == "tracking" and proxy.calls > 1
+        assert Tracker(server).get_run(run.run_id).info.status == "RUNNING"  # the stray-run sweep's to end
+        with (
+            pytest.raises(KeyboardInterrupt),
+            run_ends_with_the_trial(_run(Tracker(proxy.uri)), lambda: True),
+        ):
+            raise KeyboardInterrupt  # a stop stays a stop
 
 
 def test_what_ended_a_trial_is_put_on_its_optuna_trial(tmp_path: Path) -> None:
