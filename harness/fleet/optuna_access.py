@@ -14,7 +14,8 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
   Optuna's stale-trial check skips a RUNNING trial that never beat, and the lost-trial recovery must find
   those (a worker killed between creating its trial and its first beat).
 - `claim_grid_point` writes a grid trial's point (`grid_id`, the system attr Optuna's GridSampler reads)
-  in a transaction that locks the study's row, as Optuna's trial creation does;
+  in a transaction that locks the study's row, as Optuna's trial creation does; on a journal file,
+  `claim_grid_point_in_journal` finds the file at `JournalStorage._backend._file_path`;
   harness.study.optuna_study.ResumableGridSampler reads GridSampler's `_n_min_trials` (the grid's size) to
   call it.
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
@@ -191,16 +192,8 @@ def claim_grid_point(storage: object, study_id: int, trial_id: int, points: int,
                     attrs[tid][key] = json.loads(value)
             if "grid_id" in attrs.get(trial_id, {}):
                 return int(attrs[trial_id]["grid_id"])
-            held = set()
-            for tid, (number, state) in about.items():
-                mine = attrs[tid]
-                if tid == trial_id or mine.get(yielded):
-                    continue
-                if "grid_id" in mine:
-                    held.add(int(mine["grid_id"]))
-                elif "fixed_params" not in mine and number < points and state in _ABOUT_TO_TAKE:
-                    held.add(number)
-            free = next((point for point in range(points) if point not in held), None)
+            trials = [(tid, number, state, attrs[tid]) for tid, (number, state) in about.items()]
+            free = free_grid_point(trials, trial_id, points, yielded)
             if free is not None:
                 set_trial_system_attr_in(backend, session, trial_id, "grid_id", free)
             return free
@@ -210,3 +203,52 @@ def claim_grid_point(storage: object, study_id: int, trial_id: int, points: int,
 
 
 _ABOUT_TO_TAKE = (TrialState.RUNNING, TrialState.WAITING)
+
+
+def free_grid_point(
+    trials: list[tuple[int, int, TrialState, dict[str, Any]]], trial_id: int, points: int, yielded: str
+) -> int | None:
+    """The lowest grid point no trial but `trial_id` holds, of `trials` given as (trial id, number, state,
+    system attrs); None when every point is held (the rule: claim_grid_point's docstring)."""
+    held = set()
+    for tid, number, state, attrs in trials:
+        if tid == trial_id or attrs.get(yielded):
+            continue
+        if "grid_id" in attrs:
+            held.add(int(attrs["grid_id"]))
+        elif "fixed_params" not in attrs and number < points and state in _ABOUT_TO_TAKE:
+            held.add(number)
+    return next((point for point in range(points) if point not in held), None)
+
+
+def journal_file(storage: object) -> str | None:
+    """The file of a JournalStorage on a journal file (`JournalStorage._backend._file_path`), else None."""
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    backend = getattr(storage, "_backend", None) if isinstance(storage, JournalStorage) else None
+    return str(backend._file_path) if isinstance(backend, JournalFileBackend) else None
+
+
+def claim_grid_point_in_journal(
+    storage: BaseStorage, path: str, study: int, trial: int, points: int, yielded: str
+) -> int | None:
+    """claim_grid_point on a journal file: the claims of all processes sharing the file are made one at
+    a time under an exclusive `flock` of the journal file itself (Optuna's own journal lock is another
+    file, so appends go on meanwhile); each reads the journal's latest state (JournalStorage replays the
+    file before it answers) and appends its `grid_id` before the next claim reads."""
+    import fcntl
+
+    with open(path, "rb") as journal:
+        fcntl.flock(journal, fcntl.LOCK_EX)
+        try:
+            trials = storage.get_all_trials(study, deepcopy=False)
+            mine = next(t for t in trials if trial_id(t) == trial)
+            if "grid_id" in mine.system_attrs:
+                return int(mine.system_attrs["grid_id"])
+            about = [(trial_id(t), t.number, t.state, t.system_attrs) for t in trials]
+            free = free_grid_point(about, trial, points, yielded)
+            if free is not None:
+                storage.set_trial_system_attr(trial, "grid_id", free)
+            return free
+        finally:
+            fcntl.flock(journal, fcntl.LOCK_UN)

@@ -17,7 +17,15 @@ from optuna.storages import BaseStorage, JournalStorage
 from optuna.trial import FrozenTrial, TrialState
 
 from harness.errors import HarnessError, mask_password
-from harness.fleet.optuna_access import claim_grid_point, is_rdb, storage_of, study_id, trial_id
+from harness.fleet.optuna_access import (
+    claim_grid_point,
+    claim_grid_point_in_journal,
+    is_rdb,
+    journal_file,
+    storage_of,
+    study_id,
+    trial_id,
+)
 from harness.fleet.recovery import (  # noqa: F401 (PARENT_RUN re-exported)
     DEFAULT_HEARTBEAT,
     INTERRUPTED,
@@ -80,8 +88,9 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
     the grid, which GridSampler draws at random from those not yet started: several workers asking at
     once draw the same one (at the end of a busy grid, 16 workers drew among 17 points, bench/chaos.py).
     On a database storage such a trial claims the lowest free point under the study's lock
-    (harness.fleet.optuna_access.claim_grid_point), or, with none free, yields (SURPLUS: ended at once,
-    not counted); elsewhere (a journal) it draws, then yields if another trial holds its point.
+    (harness.fleet.optuna_access.claim_grid_point), on a journal file under an exclusive lock of the
+    file (claim_grid_point_in_journal), or, with none free, yields (SURPLUS: ended at once, not counted);
+    in memory (one process) it draws, then yields if another trial holds its point.
 
     On a database storage a trial records its `grid_id` only: GridSampler also records the whole grid
     (`search_space`) on every trial, which every worker's cache of the study then holds, memory growing as
@@ -96,7 +105,14 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
         if "grid_id" in trial.system_attrs or "fixed_params" in trial.system_attrs:
             return  # enqueued with its parameters, or a lost trial's re-run: its point is its own
         points = self._n_min_trials
-        if not is_rdb(storage):
+        journal = journal_file(storage)
+        if journal is not None and trial.number >= points:  # claimed one at a time, as on a database
+            claimed = claim_grid_point_in_journal(
+                storage, journal, study_id(study), trial_id(trial), points, SURPLUS
+            )
+            if claimed is None:
+                storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
+        elif not is_rdb(storage):
             super().before_trial(study, trial)
             self._yield_if_taken(study, trial)
         elif trial.number < points:  # point n for trial n (a claim past the grid leaves it)

@@ -90,9 +90,10 @@ def test_a_median_pruner_stops_trials_below_the_median(tmp_path: Path, tiny_bert
     assert all(runs[t.number].info.status == "FINISHED" for t in opt.trials if t.state.name == "COMPLETE")
 
 
-def test_a_grid_trial_that_draws_a_taken_point_is_surplus(tmp_path: Path, tiny_bert: Path) -> None:
+def test_a_grid_trial_that_finds_every_point_taken_is_surplus(tmp_path: Path, tiny_bert: Path) -> None:
     """Issue 11 review: past the grid's size, Optuna draws points among the unfinished ones and may hand
-    out a running point again; such a trial is marked surplus (ended at once, not counted)."""
+    out a running point again. On a journal file such a trial claims a free point (issue 59); with every
+    point held it claims none and is marked surplus (ended at once, not counted)."""
     from harness.study.optuna_study import SURPLUS, failed_trials, open_storage, open_study, remaining
 
     study = load_study(tiny_study(tmp_path, tiny_bert, {"lambda": [0.1, 0.9]}, name="surplus"))
@@ -101,7 +102,7 @@ def test_a_grid_trial_that_draws_a_taken_point_is_surplus(tmp_path: Path, tiny_b
     third = opt.ask()  # number 2: no point left, Optuna re-draws a running one
     attrs = [opt._storage.get_trial_system_attrs(t._trial_id) for t in (first, second, third)]
     assert not attrs[0].get(SURPLUS) and not attrs[1].get(SURPLUS)
-    assert attrs[2][SURPLUS] and attrs[2]["grid_id"] in (0, 1)
+    assert attrs[2][SURPLUS] and "grid_id" not in attrs[2]
     opt.tell(third, state=optuna.trial.TrialState.FAIL)
     assert failed_trials(opt) == ([], []) and remaining(opt, study) == 0
 
@@ -126,18 +127,27 @@ def test_a_lost_trial_whose_rerun_failed_is_not_queued_again(tmp_path: Path, tin
     assert prepare_resume(opt, storage, local=True, retry_failed=True) == 1  # --retry-failed: once
 
 
-def _grid_with_points_left(tmp_path: Path, tiny_bert: Path, postgres: Postgres, left: int) -> tuple:
-    """A 6-point grid study on PostgreSQL whose trials 0 and 2 were lost and re-run by their copies
-    (trials 1 and 3): trial numbers used up, so points 1 and 3 go to trials past the grid. `left` 1: point
-    3 is taken already. Returns the study spec, the study and the storage URL."""
+BACKENDS = ["postgres", "journal"]
+
+
+def _storage_url(request: pytest.FixtureRequest, tmp_path: Path, backend: str, name: str) -> str:
+    """A new PostgreSQL database (the session's server), or a journal file beside the test."""
+    if backend == "journal":
+        return str(tmp_path / f"{name}.journal")
+    postgres: Postgres = request.getfixturevalue("postgres")
+    postgres.execute(f"CREATE DATABASE {name}")
+    return postgres.url(name)
+
+
+def _grid_with_points_left(tmp_path: Path, tiny_bert: Path, url: str, left: int) -> tuple:
+    """A 6-point grid study at `url` whose trials 0 and 2 were lost and re-run by their copies (trials 1
+    and 3): trial numbers used up, so points 1 and 3 go to trials past the grid. `left` 1: point 3 is
+    taken already. Returns the study spec, the study and the storage URL."""
     from harness.fleet.recovery import queue_again
     from harness.study.optuna_study import open_storage, open_study, suggest
 
     grid = {"lambda": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}
     study = load_study(tiny_study(tmp_path, tiny_bert, grid, name="ask"))
-    name = f"claims_{os.getpid()}_{left}"
-    postgres.execute(f"CREATE DATABASE {name}")
-    url = postgres.url(name)
     opt = open_study(study, open_storage(url, heartbeat=1), create=True)
     for lost in (0, 2):
         trial = opt.ask()
@@ -152,8 +162,9 @@ def _grid_with_points_left(tmp_path: Path, tiny_bert: Path, postgres: Postgres, 
     return study, opt, url
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_later_trial_drawing_first_does_not_run_the_point_of_an_earlier_one(
-    tmp_path: Path, tiny_bert: Path, postgres: Postgres
+    tmp_path: Path, tiny_bert: Path, request: pytest.FixtureRequest, backend: str
 ) -> None:
     """bench/chaos.py's finding, alone: two trials past the grid, one point left; the later-numbered one
     asks first and takes it, then the earlier one asks. Optuna's draw gives it the same point again (none
@@ -162,7 +173,8 @@ def test_a_later_trial_drawing_first_does_not_run_the_point_of_an_earlier_one(
     from harness.fleet.optuna_access import storage_of, study_id
     from harness.study.optuna_study import SURPLUS, open_storage, open_study
 
-    study, opt, url = _grid_with_points_left(tmp_path, tiny_bert, postgres, left=1)
+    url = _storage_url(request, tmp_path, backend, f"claims_{os.getpid()}_1")
+    study, opt, url = _grid_with_points_left(tmp_path, tiny_bert, url, left=1)
     early, late = (open_study(study, open_storage(url, heartbeat=1), create=False) for _ in range(2))
     first = storage_of(early).create_new_trial(study_id(early))
     second = storage_of(late).create_new_trial(study_id(late))
@@ -175,14 +187,17 @@ def test_a_later_trial_drawing_first_does_not_run_the_point_of_an_earlier_one(
     late.tell(later, state=optuna.trial.TrialState.FAIL)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_grid_points_past_the_grid_go_to_one_trial_each_when_workers_ask_at_once(
-    tmp_path: Path, tiny_bert: Path, postgres: Postgres
+    tmp_path: Path, tiny_bert: Path, request: pytest.FixtureRequest, backend: str
 ) -> None:
-    """On PostgreSQL the trials past the grid claim free points under the study's lock: sixteen workers
-    asking at once for the two points left get one each; the other fourteen yield."""
+    """The trials past the grid claim free points one at a time (PostgreSQL: under the study's lock; a
+    journal file: under an exclusive lock of the file): sixteen workers asking at once for the two points
+    left get one each; the other fourteen yield."""
     from harness.study.optuna_study import SURPLUS, open_storage, open_study, remaining
 
-    study, opt, url = _grid_with_points_left(tmp_path, tiny_bert, postgres, left=2)
+    url = _storage_url(request, tmp_path, backend, f"claims_{os.getpid()}_2")
+    study, opt, url = _grid_with_points_left(tmp_path, tiny_bert, url, left=2)
     workers = [open_study(study, open_storage(url, heartbeat=1), create=False) for _ in range(16)]
     start = threading.Barrier(len(workers))
 
@@ -195,8 +210,9 @@ def test_grid_points_past_the_grid_go_to_one_trial_each_when_workers_ask_at_once
     attrs = {t.number: t.system_attrs for t in opt.get_trials(deepcopy=False)}
     claimed = sorted(attrs[n]["grid_id"] for n in asked if not attrs[n].get(SURPLUS))
     assert claimed == [1, 3] and sum(bool(attrs[n].get(SURPLUS)) for n in asked) == 14
-    # the grid's values are not copied onto every trial (each worker's cache would hold trials x points)
-    assert not any("search_space" in a for a in attrs.values())
+    # on a database the grid's values are not copied onto every trial (each worker's cache would hold
+    # trials x points)
+    assert backend == "journal" or not any("search_space" in a for a in attrs.values())
     assert remaining(opt, study) == 0
     for worker, number in zip(workers, asked, strict=True):  # ended by their workers: their beats stop
         worker.tell(number, state=optuna.trial.TrialState.FAIL)
