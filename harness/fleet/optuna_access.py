@@ -15,7 +15,7 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
   those (a worker killed between creating its trial and its first beat).
 - `claim_grid_point` writes a grid trial's point (`grid_id`, the system attr Optuna's GridSampler reads)
   in a transaction that locks the study's row, as Optuna's trial creation does; on a journal file,
-  `claim_grid_point_in_journal` finds the file at `JournalStorage._backend._file_path`;
+  `claim_grid_point_here` finds the file at `JournalStorage._backend._file_path`;
   harness.study.optuna_study.ResumableGridSampler reads GridSampler's `_n_min_trials` (the grid's size) to
   call it.
 - harness.fleet.steady_storage subclasses RDBStorage and retries its database methods by name, private ones
@@ -29,6 +29,7 @@ Optuna release that changes one fails tests/fleet/test_optuna_access.py rather t
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -229,26 +230,28 @@ def journal_file(storage: object) -> str | None:
     return str(backend._file_path) if isinstance(backend, JournalFileBackend) else None
 
 
-def claim_grid_point_in_journal(
-    storage: BaseStorage, path: str, study: int, trial: int, points: int, yielded: str
+def claim_grid_point_here(
+    storage: BaseStorage, study: int, trial: int, points: int, yielded: str
 ) -> int | None:
-    """claim_grid_point on a journal file: the claims of all processes sharing the file are made one at
-    a time under an exclusive `flock` of the journal file itself (Optuna's own journal lock is another
-    file, so appends go on meanwhile); each reads the journal's latest state (JournalStorage replays the
-    file before it answers) and appends its `grid_id` before the next claim reads."""
-    import fcntl
+    """claim_grid_point on a storage without a database (a journal file, or memory). On a journal file the
+    claims of all processes sharing it are made one at a time under an exclusive `flock` of the file itself
+    (Optuna's own journal lock is another file, so appends go on meanwhile); each reads the journal's
+    latest state (JournalStorage replays the file before it answers) and appends its `grid_id` before the
+    next claim reads. In memory one process holds the study: nothing to lock."""
+    path = journal_file(storage)
+    with contextlib.ExitStack() as locked:
+        if path is not None:
+            import fcntl
 
-    with open(path, "rb") as journal:
-        fcntl.flock(journal, fcntl.LOCK_EX)
-        try:
-            trials = storage.get_all_trials(study, deepcopy=False)
-            mine = next(t for t in trials if trial_id(t) == trial)
-            if "grid_id" in mine.system_attrs:
-                return int(mine.system_attrs["grid_id"])
-            about = [(trial_id(t), t.number, t.state, t.system_attrs) for t in trials]
-            free = free_grid_point(about, trial, points, yielded)
-            if free is not None:
-                storage.set_trial_system_attr(trial, "grid_id", free)
-            return free
-        finally:
-            fcntl.flock(journal, fcntl.LOCK_UN)
+            journal = locked.enter_context(open(path, "rb"))
+            fcntl.flock(journal, fcntl.LOCK_EX)
+            locked.callback(fcntl.flock, journal, fcntl.LOCK_UN)
+        trials = storage.get_all_trials(study, deepcopy=False)
+        mine = next(t for t in trials if trial_id(t) == trial)
+        if "grid_id" in mine.system_attrs:
+            return int(mine.system_attrs["grid_id"])
+        about = [(trial_id(t), t.number, t.state, t.system_attrs) for t in trials]
+        free = free_grid_point(about, trial, points, yielded)
+        if free is not None:
+            storage.set_trial_system_attr(trial, "grid_id", free)
+        return free

@@ -19,9 +19,8 @@ from optuna.trial import FrozenTrial, TrialState
 from harness.errors import HarnessError, mask_password
 from harness.fleet.optuna_access import (
     claim_grid_point,
-    claim_grid_point_in_journal,
+    claim_grid_point_here,
     is_rdb,
-    journal_file,
     storage_of,
     study_id,
     trial_id,
@@ -89,8 +88,7 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
     once draw the same one (at the end of a busy grid, 16 workers drew among 17 points, bench/chaos.py).
     On a database storage such a trial claims the lowest free point under the study's lock
     (harness.fleet.optuna_access.claim_grid_point), on a journal file under an exclusive lock of the
-    file (claim_grid_point_in_journal), or, with none free, yields (SURPLUS: ended at once, not counted);
-    in memory (one process) it draws, then yields if another trial holds its point.
+    file (claim_grid_point_here), or, with none free, yields (SURPLUS: ended at once, not counted).
 
     On a database storage a trial records its `grid_id` only: GridSampler also records the whole grid
     (`search_space`) on every trial, which every worker's cache of the study then holds, memory growing as
@@ -105,24 +103,20 @@ class ResumableGridSampler(optuna.samplers.GridSampler):
         if "grid_id" in trial.system_attrs or "fixed_params" in trial.system_attrs:
             return  # enqueued with its parameters, or a lost trial's re-run: its point is its own
         points = self._n_min_trials
-        journal = journal_file(storage)
-        if journal is not None and trial.number >= points:  # claimed one at a time, as on a database
-            claimed = claim_grid_point_in_journal(
-                storage, journal, study_id(study), trial_id(trial), points, SURPLUS
-            )
-            if claimed is None:
-                storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
-        elif not is_rdb(storage):
-            super().before_trial(study, trial)
-            self._yield_if_taken(study, trial)
-        elif trial.number < points:  # point n for trial n (a claim past the grid leaves it)
+        if trial.number < points and not is_rdb(storage):
+            super().before_trial(study, trial)  # point n for trial n, and the grid (harness.study.growth)
+            self._yield_if_taken(study, trial)  # a grown study's kept trials may hold point n already
+        elif trial.number < points:  # on a database the point only, not the grid (memory: the docstring)
             storage.set_trial_system_attr(trial_id(trial), "grid_id", trial.number)
-        elif claim_grid_point(storage, study_id(study), trial_id(trial), points, SURPLUS) is None:
-            storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
+        else:  # past the grid: the lowest free point, claimed one at a time
+            claim = claim_grid_point if is_rdb(storage) else claim_grid_point_here
+            if claim(storage, study_id(study), trial_id(trial), points, SURPLUS) is None:
+                storage.set_trial_system_attr(trial_id(trial), SURPLUS, True)
 
     def _yield_if_taken(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        """Each drawing trial writes its point, then reads the others': the later trial of a pair yields
-        (two that both wrote before either read; one whose read came first may not see the other)."""
+        """A trial given point n by its number yields when another trial holds that point (a grown study's
+        kept trials sit at their points in the new grid, harness.study.growth); of two running trials on
+        one point the later one yields."""
         storage = storage_of(study)
         point = storage.get_trial(trial_id(trial)).system_attrs.get("grid_id")
         for other in storage.get_all_trials(study_id(study), deepcopy=False):
