@@ -6,8 +6,8 @@ the service did not carry out, for a bounded window, then give up: the caller ta
 and queues its trial again.
 
 Waits: 0.5, 1, 2, 4, 8, 15, 15, ... s, each times a random factor in [0.8, 1.2] so that the many workers
-of one study that met the same restart do not come back in step, and the last one cut to end when the
-window does (one more try then). The window counts from the call's first failure.
+of one study that met the same restart do not come back in step; the last one is cut to end exactly when
+the window does (one more try then, none after). The window counts from the call's first failure.
 """
 
 from __future__ import annotations
@@ -48,5 +48,7 @@ def retried_for(
                     raise
                 raise give_up(exc) from None
             on_failure(exc, elapsed)
-            time.sleep(min(delay, window - elapsed) * random.uniform(0.8, 1.2))
+            # the jitter never shortens the wait that ends the window: a shortened one would leave a
+            # sliver of window, and retries in quick succession to fill it
+            time.sleep(min(delay * random.uniform(0.8, 1.2), window - elapsed))
             delay = min(2 * delay, LONGEST_DELAY)
